@@ -1,0 +1,119 @@
+# The only build entry point. `make help` lists every target.
+#
+# Steps are the NN_topic folders; each holds NN_topic/topic.cu, built into
+# build/NN_topic. Adding a step means adding its folder, nothing here.
+
+NVCC      ?= nvcc
+ARCH      ?= -gencode arch=compute_90a,code=sm_90a
+# All warnings on, none hidden: host compiler -Wall -Wextra, ptxas reports
+# spills and local-memory use. --resource-usage prints each kernel's registers
+# and shared memory into the build log (lessons quote it).
+NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(ARCH) -Icommon \
+             -Xcompiler -Wall,-Wextra \
+             -Xptxas -warn-spills,-warn-lmem-usage \
+             --resource-usage
+PYTHON    ?= python3
+VENV      ?= .venv
+VPY       := $(VENV)/bin/python
+BUILD     := build
+ARGS      ?=
+# Seconds a checked run may take before the checker calls it hung.
+CHECK_TIMEOUT ?= 600
+
+STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
+STEPS     := $(foreach d,$(STEP_DIRS),$(firstword $(subst _, ,$(d))))
+COMMON    := $(wildcard common/*)
+BINARIES  := $(addprefix $(BUILD)/,$(STEP_DIRS))
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+SHELL := /bin/bash
+
+.PHONY: all check sanitize bench test notebooks results-table venv help clean
+
+all: $(BINARIES)
+
+$(BUILD):
+	@mkdir -p $@
+
+# Per-step targets, generated from the folder list: build-NN run-NN check-NN
+# sass-NN sanitize-NN.
+# The build keeps the full compiler output in build/NN_topic.log (the
+# warnings test reads it) and shows it as it happens.
+define STEP_RULES
+.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1)
+$(BUILD)/$(2): $(wildcard $(2)/*.cu) $(COMMON) | $(BUILD)
+	@echo "$(NVCC) $$(NVCCFLAGS) $$< -o $$@"
+	@set -o pipefail; $(NVCC) $(NVCCFLAGS) $$< -o $$@ 2>&1 | tee $$@.log
+build-$(1): $(BUILD)/$(2)
+run-$(1): $(BUILD)/$(2)
+	./$(BUILD)/$(2) $(ARGS)
+check-$(1): $(BUILD)/$(2)
+	$(PYTHON) $(2)/check.py --binary $(BUILD)/$(2) --timeout $(CHECK_TIMEOUT)
+sass-$(1): $(BUILD)/$(2)
+	@$(PYTHON) tools/sass.py $(2) --binary $(BUILD)/$(2)
+sanitize-$(1): $(BUILD)/$(2)
+	@set -e; for tool in memcheck racecheck synccheck; do \
+	  echo "== compute-sanitizer --tool $$$$tool $(BUILD)/$(2) --quick"; \
+	  compute-sanitizer --tool $$$$tool --error-exitcode 1 ./$(BUILD)/$(2) --quick > $(BUILD)/$(2).$$$$tool.log 2>&1 \
+	    || { cat $(BUILD)/$(2).$$$$tool.log; echo "sanitize-$(1): $$$$tool FAILED"; exit 1; }; \
+	  tail -n 1 $(BUILD)/$(2).$$$$tool.log; \
+	done
+endef
+$(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
+
+# Aggregates: make stops at the first failing part and exits non-zero, so a
+# failed or skipped (exit 77) check fails `make check`.
+check: $(addprefix check-,$(STEPS))
+sanitize: $(addprefix sanitize-,$(STEPS))
+
+# Every step at full size; PERF lines into results/<gpu>.csv, then the result
+# tables in README.md and the lessons are regenerated from that file.
+bench: all
+	$(PYTHON) tools/bench.py --build $(BUILD) $(STEP_DIRS)
+	$(PYTHON) tools/results_table.py
+
+results-table:
+	$(PYTHON) tools/results_table.py
+
+# The Python environment for tests and notebooks: created once, refreshed when
+# requirements.txt changes.
+venv: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV) || { echo "cannot create $(VENV): install python3-venv"; exit 1; }
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -r requirements.txt
+	@touch $@
+
+# The CPU test suite (no GPU needed): builds every step, then pytest.
+test: venv all
+	$(VPY) -m pytest tests
+
+NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+notebooks: venv
+	@if [ -z "$(NOTEBOOKS)" ]; then echo "no notebooks yet (they arrive with step 05)"; fi
+	@for nb in $(NOTEBOOKS); do \
+	  $(VPY) -m jupyter nbconvert --to notebook --execute --inplace $$nb || exit 1; \
+	  $(VPY) -m jupyter nbconvert --to html --output-dir $(BUILD)/notebooks $$nb || exit 1; \
+	done
+
+help:
+	@echo "Targets (NN is a step number: $(STEPS))"
+	@echo "  make / make all      build every step into $(BUILD)/"
+	@echo "  make build-NN        build step NN"
+	@echo "  make run-NN          build and run step NN (ARGS=\"--quick\", ARGS=\"--help\", ...)"
+	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt"
+	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel"
+	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick"
+	@echo "  make check           every check-NN; fails if any fails or is skipped"
+	@echo "  make sanitize        every sanitize-NN"
+	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
+	@echo "  make results-table   regenerate the result tables in README.md and the lessons from results/"
+	@echo "  make venv            create $(VENV) and install requirements.txt"
+	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
+	@echo "  make notebooks       execute every notebook headless and export HTML to $(BUILD)/notebooks"
+	@echo "  make help            this list"
+	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
+
+clean:
+	rm -rf $(BUILD)

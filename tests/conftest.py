@@ -1,0 +1,55 @@
+"""Shared fixtures for the CPU test suite (no GPU needed; CI runs it).
+
+Every step is discovered from the NN_topic folders, so a new step is tested
+as soon as its folder exists.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+
+from checker import load_step  # noqa: E402
+
+STEP_DIRS = sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
+
+
+def no_gpu_env() -> dict[str, str]:
+    """The environment of a machine with no visible GPU, even on a GPU machine."""
+    return dict(os.environ, CUDA_VISIBLE_DEVICES="")
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("cwd", REPO)
+    kw.setdefault("timeout", 600)
+    return subprocess.run(cmd, **kw)
+
+
+@pytest.fixture(scope="session")
+def built() -> None:
+    """Every step built (make all); the build logs are what the warnings test reads."""
+    p = run(["make", "all"])
+    assert p.returncode == 0, f"make all failed:\n{p.stdout}\n{p.stderr}"
+
+
+def binary(step_dir: str) -> pathlib.Path:
+    return REPO / "build" / step_dir
+
+
+@pytest.fixture(params=STEP_DIRS)
+def step_dir(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def step(step_dir):
+    return load_step(step_dir)

@@ -1,0 +1,116 @@
+"""Category 6 and the docs' truth: every `make` target a README or lesson
+names exists; `make help` lists every target; result tables are generated
+from results/ and current; code a lesson quotes is the code that runs."""
+
+import re
+
+import pytest
+
+import results_table
+
+from conftest import REPO, STEP_DIRS, binary, run
+
+DOCS = [REPO / "README.md"] + [REPO / d / "README.md" for d in STEP_DIRS]
+
+
+def make_targets_named(text):
+    # `make run-01 ARGS=...`, `make check`, `make check-NN` ... in prose or code;
+    # a generic -NN target must exist for every step.
+    named = set(re.findall(r"\bmake\s+(?:-\S+\s+)*([a-z][a-zA-Z0-9-]*)", text))
+    targets = set()
+    for t in named:
+        if t.endswith("-NN"):
+            targets.update(t[:-2] + d[:2] for d in STEP_DIRS)
+        else:
+            targets.add(t)
+    return targets
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_make_target_named_exists(doc):
+    assert doc.is_file(), f"{doc} is missing"
+    targets = make_targets_named(doc.read_text())
+    assert targets, f"{doc.name} names no make target"
+    for t in sorted(targets):
+        p = run(["make", "-n", t])
+        assert p.returncode == 0, f"{doc.relative_to(REPO)} names `make {t}`, which does not exist:\n{p.stderr}"
+
+
+def phony_targets():
+    p = run(["make", "-pRrq", "-f", "Makefile", ":"])  # print the database without building
+    phony = set()
+    for ln in p.stdout.splitlines():
+        if ln.startswith(".PHONY:"):
+            phony.update(t for t in ln.split(":", 1)[1].split() if "$" not in t)
+    return phony
+
+
+def test_help_lists_every_target():
+    helptext = run(["make", "help"]).stdout
+    listed = set(re.findall(r"^\s+make (?:/ make )?(\S+)", helptext, re.M)) | {"all"}
+    for t in phony_targets():
+        generic = re.sub(r"-\d\d$", "-NN", t)
+        assert generic in listed or t in listed, f"`make help` does not list {t}"
+
+
+def test_result_tables_are_generated_and_current():
+    p = run(["python3", "tools/results_table.py", "--check"])
+    assert p.returncode == 0, p.stdout
+    readme = (REPO / "README.md").read_text()
+    for d in STEP_DIRS:
+        assert f"<!-- result:{d[:2]} -->" in readme, f"README.md has no generated result cell for {d}"
+        assert "<!-- perf-table -->" in (REPO / d / "README.md").read_text()
+
+
+def test_result_table_check_catches_a_typed_number(tmp_path, monkeypatch):
+    # A copy of the docs with one generated number typed over: --check must
+    # report it, and a rewrite must put the recorded number back.
+    import shutil
+    import sys
+    for d in STEP_DIRS:
+        shutil.copytree(REPO / d, tmp_path / d)
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    readme = (REPO / "README.md").read_text()
+    cell = re.search(r"<!-- result:01 -->(.*?)<!-- /result -->", readme, re.S)
+    assert cell and "% of memcpy" in cell[1], "step 01's result cell has no number"
+    (tmp_path / "README.md").write_text(readme.replace(cell[0], "<!-- result:01 -->99.9 % of memcpy<!-- /result -->"))
+    monkeypatch.setattr(results_table, "REPO", tmp_path)
+    monkeypatch.setattr(results_table, "REFERENCE_CSV", tmp_path / "results" / "NVIDIA_H200.csv")
+    monkeypatch.setattr(sys, "argv", ["results_table.py", "--check"])
+    assert results_table.main() == 1
+    monkeypatch.setattr(sys, "argv", ["results_table.py"])
+    assert results_table.main() == 0
+    assert (tmp_path / "README.md").read_text() == readme
+
+
+def cuda_blocks(text):
+    return re.findall(r"```cuda\n(.*?)```", text, re.S)
+
+
+def squash(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_quotes_are_real_code(step_dir):
+    lesson = (REPO / step_dir / "README.md").read_text()
+    sources = " ".join(squash(p.read_text()) for p in
+                       [*(REPO / step_dir).glob("*.cu"), *(REPO / "common").glob("*.cuh")])
+    blocks = cuda_blocks(lesson)
+    assert blocks, "a lesson quotes its key code"
+    for block in blocks:
+        for chunk in re.split(r"\n\s*// \.\.\.\n", block):  # "// ..." marks an elision
+            assert squash(chunk) in sources, f"quoted code not found in the sources:\n{chunk}"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_sass_is_real_sass(built, step_dir):
+    from sass import dump_sass, opcode
+    lesson = (REPO / step_dir / "README.md").read_text()
+    blocks = re.findall(r"```sass\n(.*?)```", lesson, re.S)
+    assert blocks, "a lesson shows the SASS to look for"
+    sass = {squash(ln) for lines in dump_sass(binary(step_dir)).values() for ln in lines}
+    quoted = [ln for b in blocks for ln in b.splitlines() if re.match(r"\s*/\*[0-9a-f]{4}\*/", ln)]
+    assert quoted
+    for ln in quoted:
+        assert any(squash(ln) in s for s in sass), f"SASS line not in the binary: {ln}"

@@ -1,0 +1,49 @@
+// Host-side unit tests of common/tutorial.cuh (no GPU: only functions that
+// make no CUDA call). Built and run by tests/test_tutorial_host.py. Prints one
+// line per case, "ok NAME" or "FAIL NAME: why", and exits 1 on any failure.
+#include "tutorial.cuh"
+
+static int failures = 0;
+#define EXPECT(name, cond)                                        \
+    do {                                                          \
+        if (cond) printf("ok %s\n", name);                        \
+        else { printf("FAIL %s: %s\n", name, #cond); ++failures; } \
+    } while (0)
+
+int main(void) {
+    float odd[] = {5.f, 1.f, 3.f}, even[] = {4.f, 1.f, 3.f, 2.f};
+    EXPECT("median_odd", median_of(odd, 3) == 3.f);
+    EXPECT("median_even", median_of(even, 4) == 2.5f);
+
+    enum { N = 1 << 20 };
+    uint32_t* want = (uint32_t*)malloc(N * sizeof(uint32_t));
+    uint32_t* got = (uint32_t*)malloc(N * sizeof(uint32_t));
+    fill_seeded_words(want, N, 7);
+    int poison_free = 1, neighbours_differ = 1;
+    for (size_t i = 0; i < N; ++i) {
+        poison_free &= want[i] != POISON_WORD;
+        if (i) neighbours_differ &= want[i] != want[i - 1];
+    }
+    EXPECT("fill_never_poison", poison_free);
+    EXPECT("fill_neighbours_differ", neighbours_differ);
+    uint32_t other[4];
+    fill_seeded_words(other, 4, 8);
+    EXPECT("fill_seed_matters", memcmp(other, want, sizeof other) != 0);
+
+    // The comparator, against the three ways a copy goes wrong.
+    memcpy(got, want, N * sizeof(uint32_t));
+    EXPECT("compare_equal", check_words("unit_equal", got, want, N) == 0);
+    got[12345] = want[12346];  // a wrong index
+    EXPECT("compare_wrong_index", check_words("unit_wrong_index", got, want, N) == 1);
+    memcpy(got, want, N * sizeof(uint32_t));
+    got[N - 1] = POISON_WORD;  // a missing (never written) element
+    EXPECT("compare_missing", check_words("unit_missing", got, want, N) == 1);
+    memset(got, POISON_BYTE, N * sizeof(uint32_t));  // nothing written
+    EXPECT("compare_nothing", check_words("unit_nothing", got, want, N) == N);
+    EXPECT("failed_checks_counted", g_checks_failed == 3);
+
+    free(want);
+    free(got);
+    printf("%s\n", failures ? "UNIT: FAIL" : "UNIT: PASS");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,145 @@
+"""Regenerate every result table from results/*.csv, so no number is typed.
+
+    python3 tools/results_table.py          rewrite the tables in place
+    python3 tools/results_table.py --check  exit 1 if any table is out of date
+
+Two kinds of generated text, each between HTML comments that Markdown hides:
+
+* README.md, in each step's row of the step table:
+      <!-- result:01 -->...<!-- /result -->
+  becomes the step's headline PERF (its check.py names it) on the reference GPU.
+* NN_topic/README.md (the lesson):
+      <!-- perf-table -->...<!-- /perf-table -->
+  becomes a table of every PERF line of that step on the reference GPU, and
+      <!-- v:copy_float4.pct -->...<!-- /v -->
+  in the prose becomes one value of one PERF line of that step: .pct
+  ("100.5 %" of memcpy), .gbps ("4267.5 GB/s") or .ms ("0.503 ms").
+
+* README.md's example of a passing run:
+      <!-- example-output -->...<!-- /example-output -->
+  becomes lines of 01_memcpy_baseline/expected_output.txt (a real H200 run).
+
+A step with no recorded result gets "not yet measured".
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import pathlib
+import re
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from checker import load_step  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+REFERENCE_CSV = REPO / "results" / "NVIDIA_H200.csv"
+
+
+def load_rows(path: pathlib.Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def tb_per_s(gbps: str) -> str:
+    return f"{float(gbps) / 1000:.2f} TB/s" if float(gbps) >= 1000 else f"{float(gbps):.1f} GB/s"
+
+
+def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
+    step = load_step(step_dir)
+    for r in rows:
+        if r["step"] == step_dir and r["name"] == step.headline:
+            return f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})"
+    return "not yet measured"
+
+
+def perf_table(step_dir: str, rows: list[dict[str, str]]) -> str:
+    mine = [r for r in rows if r["step"] == step_dir]
+    if not mine:
+        return "\n_Not yet measured: run `make bench` on an H200._\n"
+    r0 = mine[0]
+    out = [
+        "",
+        f"Recorded by `make bench` on {r0['gpu']} (sm_{r0['sm']}), CUDA {r0['cuda']}, driver "
+        f"{r0['driver']}, {r0['date']} ([results/{REFERENCE_CSV.name}](../results/{REFERENCE_CSV.name})).",
+        "",
+        "| part | time | bandwidth | of cudaMemcpy D2D |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    out += [f"| `{r['name']}` | {r['ms']} ms | {r['gb_per_s']} GB/s | {r['pct_of_memcpy']} % |" for r in mine]
+    return "\n".join(out) + "\n"
+
+
+FIELDS = {"pct": ("pct_of_memcpy", "{} %"), "gbps": ("gb_per_s", "{} GB/s"), "ms": ("ms", "{} ms")}
+
+
+def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
+    mine = {r["name"]: r for r in rows if r["step"] == step_dir}
+
+    def value(m: re.Match) -> str:
+        name, field = m[1], m[2]
+        if field not in FIELDS:
+            raise SystemExit(f"{step_dir}/README.md: unknown field .{field} in <!-- v:{name}.{field} -->")
+        if name not in mine:
+            return m[0] if not rows else f"<!-- v:{name}.{field} -->(not measured)<!-- /v -->"
+        column, fmt = FIELDS[field]
+        return f"<!-- v:{name}.{field} -->{fmt.format(mine[name][column])}<!-- /v -->"
+
+    return re.sub(r"<!-- v:(\S+?)\.(\w+) -->.*?<!-- /v -->", value, text, flags=re.S)
+
+
+def replace_between(text: str, start: str, end: str, new: str) -> str:
+    rx = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    return rx.sub(lambda _: start + new + end, text)
+
+
+EXAMPLE_STEP = "01_memcpy_baseline"
+EXAMPLE_LINES = re.compile(r"^(==|problem:|check  copy_float4 |GPU|PERF   (cudaMemcpy_D2D|copy_float4) |RESULT)")
+
+
+def example_output() -> str:
+    recorded = (REPO / EXAMPLE_STEP / "expected_output.txt").read_text().splitlines()
+    return "\n```\n" + "\n".join(ln for ln in recorded if EXAMPLE_LINES.match(ln)) + "\n```\n"
+
+
+def render() -> dict[pathlib.Path, str]:
+    rows = load_rows(REFERENCE_CSV)
+    steps = sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
+    files: dict[pathlib.Path, str] = {}
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    for step_dir in steps:
+        nn = step_dir[:2]
+        text = replace_between(text, f"<!-- result:{nn} -->", "<!-- /result -->", headline_cell(step_dir, rows))
+    files[readme] = replace_between(text, "<!-- example-output -->", "<!-- /example-output -->", example_output())
+    for step_dir in steps:
+        lesson = REPO / step_dir / "README.md"
+        if lesson.exists():
+            text = replace_between(lesson.read_text(), "<!-- perf-table -->", "<!-- /perf-table -->",
+                                   perf_table(step_dir, rows))
+            files[lesson] = inline_values(step_dir, text, rows)
+    return files
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Regenerate the result tables from results/.")
+    ap.add_argument("--check", action="store_true", help="only report tables that are out of date")
+    a = ap.parse_args()
+    stale = []
+    for path, text in render().items():
+        if path.read_text() != text:
+            stale.append(path.relative_to(REPO))
+            if not a.check:
+                path.write_text(text)
+    if a.check and stale:
+        print("out of date (run `make results-table`): " + ", ".join(map(str, stale)))
+        return 1
+    print(("updated: " + ", ".join(map(str, stale))) if stale and not a.check else "result tables up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
