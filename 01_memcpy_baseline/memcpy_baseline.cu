@@ -298,18 +298,19 @@ int main(int argc, char** argv) {
     TransferJob h2d_pin = {d_src, pin_src, bytes, cudaMemcpyHostToDevice};
     TransferJob d2h_pin = {pin_dst, d_src, bytes, cudaMemcpyDeviceToHost};
 
-    poison_device(d_src, bytes, s);
-    run_and_check("h2d_pageable", enqueue_transfer, &h2d_page, s, d_src, pin_dst, want, bytes);
-    memset(page_dst, POISON_BYTE, bytes);
-    enqueue_transfer(&d2h_page, s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    check_words("d2h_pageable", page_dst, want, words);
-    poison_device(d_src, bytes, s);
-    run_and_check("h2d_pinned", enqueue_transfer, &h2d_pin, s, d_src, pin_dst, want, bytes);
-    memset(pin_dst, POISON_BYTE, bytes);
-    enqueue_transfer(&d2h_pin, s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    check_words("d2h_pinned", pin_dst, want, words);
+    // Each H2D lands in poisoned device memory (read back through pinned memory);
+    // each D2H lands in poisoned host memory and is compared where it landed.
+    const TransferJob* round_trips[2][2] = {{&h2d_page, &d2h_page}, {&h2d_pin, &d2h_pin}};
+    const char* const round_trip_names[2][2] = {{"h2d_pageable", "d2h_pageable"}, {"h2d_pinned", "d2h_pinned"}};
+    for (int r = 0; r < 2; ++r) {
+        const TransferJob *up = round_trips[r][0], *down = round_trips[r][1];
+        poison_device(d_src, bytes, s);
+        run_and_check(round_trip_names[r][0], enqueue_transfer, (void*)up, s, d_src, pin_dst, want, bytes);
+        memset(down->dst, POISON_BYTE, bytes);
+        enqueue_transfer((void*)down, s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        check_words(round_trip_names[r][1], (const uint32_t*)down->dst, want, words);
+    }
     // From here on d_src holds the seeded input (it passed the checks above).
 
     MemcpyJob d2d = {d_dst, d_src, bytes};
