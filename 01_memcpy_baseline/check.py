@@ -8,7 +8,9 @@ the step's promise: a plain float4 copy runs at >= 95 % of cudaMemcpy.
 overlap_concurrent's floor fails if the transfer and the kernel stop
 overlapping (serialized, the pair would read about 50 %). Host transfers cross
 PCIe, so their fractions of an HBM-to-HBM copy are small by nature; their
-floors only catch a transfer that fell off a cliff.
+floors only catch a transfer that fell off a cliff. perf_order holds the
+lesson's claims: 16-byte loads beat 4-byte ones, batching beats one load at a
+time when one block runs per SM, and the overlap beats the serial pair.
 """
 
 import pathlib
@@ -36,6 +38,11 @@ STEP = Step(
         "overlap_concurrent": 0.75,
     },
     headline="copy_float4",
+    perf_order=[
+        ("copy_float4", "copy_scalar"),
+        ("staged_batched_occ1", "staged_one_occ1"),
+        ("overlap_concurrent", "overlap_serial"),
+    ],
     sass={
         "copy_scalar": ["LDG.E[.CONSTANT]", "STG.E"],
         "copy_float4": ["LDG.E.128[.CONSTANT]", "STG.E.128"],

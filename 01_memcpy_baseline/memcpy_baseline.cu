@@ -128,6 +128,23 @@ typedef enum {
     STAGED_BATCHED_OCC1, NUM_KERNELS
 } Kernel;
 
+// The kernel each variant launches (the *_occ1 variants reuse the staged ones).
+static const void* kernel_fn(Kernel k) {
+    switch (k) {
+    case COPY_SCALAR: return (const void*)copy_scalar;
+    case COPY_FLOAT4: return (const void*)copy_float4;
+    case COPY_GRIDSTRIDE: return (const void*)copy_gridstride;
+    case STAGED_ONE:
+    case STAGED_ONE_OCC1: return (const void*)staged_one;
+    default: return (const void*)staged_batched;
+    }
+}
+
+static size_t smem_for(Kernel k) {
+    if (k == STAGED_ONE_OCC1 || k == STAGED_BATCHED_OCC1) return smem_for_one_block_per_sm(kernel_fn(k), THREADS, 0);
+    return 0;
+}
+
 static const char* const kernel_name[NUM_KERNELS] = {"copy_scalar", "copy_float4", "copy_gridstride",
                                                       "staged_one", "staged_batched", "staged_one_occ1",
                                                       "staged_batched_occ1"};
@@ -138,21 +155,23 @@ typedef struct {
     void* dst;
     size_t bytes;
     unsigned grid;  // blocks, fixed before timing (no occupancy query inside a timed region)
+    size_t smem;    // dynamic shared memory: unused by the kernel, it only limits residency
     int passes;     // how many times to repeat the copy (the overlap part uses > 1)
 } CopyJob;
 
 // copy_scalar and copy_float4 launch one thread per element; the grid-stride
 // kernels launch the persistent grid (every block resident at once) and loop;
-// the *_occ1 variants launch one block per SM and loop.
+// the *_occ1 variants launch one block per SM and loop, with enough (unused)
+// dynamic shared memory that no second block fits on an SM.
 static unsigned grid_for(Kernel k, size_t bytes) {
     int sms = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     switch (k) {
     case COPY_SCALAR: return (unsigned)(bytes / sizeof(float) / THREADS);
     case COPY_FLOAT4: return (unsigned)(bytes / sizeof(float4) / THREADS);
-    case COPY_GRIDSTRIDE: return (unsigned)persistent_grid((const void*)copy_gridstride, THREADS, 0);
-    case STAGED_ONE: return (unsigned)persistent_grid((const void*)staged_one, THREADS, 0);
-    case STAGED_BATCHED: return (unsigned)persistent_grid((const void*)staged_batched, THREADS, 0);
+    case COPY_GRIDSTRIDE:
+    case STAGED_ONE:
+    case STAGED_BATCHED: return (unsigned)persistent_grid(kernel_fn(k), THREADS, 0);
     default: return (unsigned)sms;
     }
 }
@@ -163,25 +182,25 @@ static void enqueue_copy(void* ctx, cudaStream_t s) {
     for (int p = 0; p < j->passes; ++p) {
         switch (j->kernel) {
         case COPY_SCALAR:
-            copy_scalar<<<j->grid, THREADS, 0, s>>>(
+            copy_scalar<<<j->grid, THREADS, j->smem, s>>>(
                 (const float*)j->src, (float*)j->dst, n);
             break;
         case COPY_FLOAT4:
-            copy_float4<<<j->grid, THREADS, 0, s>>>(
+            copy_float4<<<j->grid, THREADS, j->smem, s>>>(
                 (const float4*)j->src, (float4*)j->dst, n4);
             break;
         case COPY_GRIDSTRIDE:
-            copy_gridstride<<<j->grid, THREADS, 0, s>>>(
+            copy_gridstride<<<j->grid, THREADS, j->smem, s>>>(
                 (const float4*)j->src, (float4*)j->dst, n4);
             break;
         case STAGED_ONE:
         case STAGED_ONE_OCC1:
-            staged_one<<<j->grid, THREADS, 0, s>>>(
+            staged_one<<<j->grid, THREADS, j->smem, s>>>(
                 (const float4*)j->src, (float4*)j->dst, n4);
             break;
         case STAGED_BATCHED:
         case STAGED_BATCHED_OCC1:
-            staged_batched<<<j->grid, THREADS, 0, s>>>(
+            staged_batched<<<j->grid, THREADS, j->smem, s>>>(
                 (const float4*)j->src, (float4*)j->dst, n4);
             break;
         default:
@@ -319,7 +338,7 @@ int main(int argc, char** argv) {
 
     CopyJob copies[NUM_KERNELS];
     for (int k = 0; k < NUM_KERNELS; ++k) {
-        CopyJob job = {(Kernel)k, d_src, d_dst, bytes, grid_for((Kernel)k, bytes), 1};
+        CopyJob job = {(Kernel)k, d_src, d_dst, bytes, grid_for((Kernel)k, bytes), smem_for((Kernel)k), 1};
         copies[k] = job;
         poison_device(d_dst, bytes, s);
         run_and_check(kernel_name[k], enqueue_copy, &copies[k], s, d_dst, pin_dst, want, bytes);
@@ -339,11 +358,14 @@ int main(int argc, char** argv) {
 
     // --- timing: memcpy reference first, then every part --------------------
     print_gpu();
-    const unsigned sms = copies[STAGED_ONE_OCC1].grid;  // occ1 = one block per SM
-    printf("GPU    %d threads per block; blocks per SM in the persistent grids: copy_gridstride %u, "
-           "staged_one %u, staged_batched %u; *_occ1 1\n",
-           THREADS, copies[COPY_GRIDSTRIDE].grid / sms, copies[STAGED_ONE].grid / sms,
-           copies[STAGED_BATCHED].grid / sms);
+    // Resident blocks per SM of each grid-stride launch, from the occupancy API.
+    int per_sm[NUM_KERNELS];
+    for (int k = COPY_GRIDSTRIDE; k < NUM_KERNELS; ++k)
+        per_sm[k] = blocks_per_sm(kernel_fn((Kernel)k), THREADS, copies[k].smem);
+    printf("GPU    %d threads per block; resident blocks per SM: copy_gridstride %d, staged_one %d, "
+           "staged_batched %d, staged_one_occ1 %d, staged_batched_occ1 %d\n",
+           THREADS, per_sm[COPY_GRIDSTRIDE], per_sm[STAGED_ONE], per_sm[STAGED_BATCHED], per_sm[STAGED_ONE_OCC1],
+           per_sm[STAGED_BATCHED_OCC1]);
     measure_memcpy_reference(d_dst, d_src, bytes, &cli);
     float ms[NUM_KERNELS];
     for (int k = 0; k < NUM_KERNELS; ++k) {

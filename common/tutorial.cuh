@@ -229,6 +229,12 @@ static inline void fill_seeded_words(uint32_t* p, size_t n, uint32_t seed) {
     for (size_t i = 0; i < n; ++i) p[i] = seeded_word(seed, i);
 }
 
+// Floats in [-1, 1) with 24 significant bits: k * 2^-23 - 1 for a seeded k,
+// exact in float32, so arithmetic on them is reproducible bit for bit.
+static inline void fill_seeded_floats(float* p, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; ++i) p[i] = (float)(seeded_word(seed, i) >> 7) * (1.0f / 8388608.0f) - 1.0f;
+}
+
 // Outputs (and shared buffers, where a step can) are filled with this before a
 // kernel runs, so an element the kernel never wrote is a visible mismatch.
 // 0xFFFFFFFF is a NaN as float32 and can never be an input word (bit 31).
@@ -318,13 +324,41 @@ static inline float time_median_ms(EnqueueFn fn, void* ctx, cudaStream_t stream,
     return median_of(samples, cli->reps);
 }
 
+// Dynamic shared memory that makes `kernel` fit only ONCE per SM: more than
+// half of an SM's shared memory (the kernel need not use it). Launching one
+// block per SM then really puts one block on every SM, the regime of a tiled
+// kernel whose big tiles leave room for one block. Raises the kernel's
+// dynamic-shared-memory limit (needed above 48 KiB) and checks the result
+// with the occupancy API.
+static inline size_t smem_for_one_block_per_sm(const void* kernel, int threads, size_t needed) {
+    int dev = 0, per_sm_bytes = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    size_t bytes = (size_t)per_sm_bytes / 2 + 1024;
+    if (bytes < needed) bytes = needed;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+    if (per_sm != 1) {
+        fprintf(stderr, "internal error: %zu B of shared memory leaves %d blocks per SM, not 1\n", bytes, per_sm);
+        exit(EXIT_USAGE);
+    }
+    return bytes;
+}
+
+// Resident blocks per SM for a launch configuration (printed on GPU lines).
+static inline int blocks_per_sm(const void* kernel, int threads, size_t smem_bytes) {
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
+    return per_sm;
+}
+
 // A grid that fills the GPU exactly once: every SM gets as many resident
 // blocks as fit. Grid-stride ("persistent") kernels use it.
 static inline int persistent_grid(const void* kernel, int threads, size_t smem_bytes) {
     int dev = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
+    per_sm = blocks_per_sm(kernel, threads, smem_bytes);
     if (per_sm < 1) die_usage("kernel cannot be resident with %d threads and %zu B shared", threads, smem_bytes);
     return sms * per_sm;
 }

@@ -135,3 +135,15 @@ def test_update_refuses_a_run_that_cannot_run(built, step_dir, step):
     p = check_cli(step_dir, "--update", env=no_gpu_env())
     assert p.returncode == 77 and "NOT updated" in p.stdout
     assert step.expected_path.read_text() == before
+
+
+def test_broken_lesson_claim(step):
+    # Swap the two numbers of the first (faster, slower) pair: the claim fails.
+    assert step.perf_order, f"{step.name}/check.py states no perf_order claims"
+    faster, slower = step.perf_order[0]
+    out = expected(step)
+    pct = {n: re.search(rf"^PERF\s+{re.escape(n)}\s.*?(\d+\.\d+) % of memcpy$", out, re.M) for n in (faster, slower)}
+    hi, lo = pct[faster][1], pct[slower][1]
+    out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s.*?)\d+\.\d+( % of memcpy)$", lambda m: m[1] + lo + m[2])
+    out = mutate_first(out, rf"^(PERF\s+{re.escape(slower)}\s.*?)\d+\.\d+( % of memcpy)$", lambda m: m[1] + hi + m[2])
+    fails(step, out, want=f"should beat {slower}")

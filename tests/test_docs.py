@@ -14,9 +14,11 @@ DOCS = [REPO / "README.md"] + [REPO / d / "README.md" for d in STEP_DIRS]
 
 
 def make_targets_named(text):
-    # `make run-01 ARGS=...`, `make check`, `make check-NN` ... in prose or code;
-    # a generic -NN target must exist for every step.
-    named = set(re.findall(r"\bmake\s+(?:-\S+\s+)*([a-z][a-zA-Z0-9-]*)", text))
+    # `make run-01 ARGS=...`, `make check`, `make check-NN` ... in inline code
+    # and code blocks (prose may say "make the thread wait"); a generic -NN
+    # target must exist for every step.
+    code = " ".join(re.findall(r"```.*?```", text, re.S) + re.findall(r"`[^`\n]+`", text))
+    named = set(re.findall(r"\bmake\s+(?:-\S+\s+)*([a-z][a-zA-Z0-9-]*)", code))
     targets = set()
     for t in named:
         if t.endswith("-NN"):
@@ -114,3 +116,20 @@ def test_lesson_sass_is_real_sass(built, step_dir):
     assert quoted
     for ln in quoted:
         assert any(squash(ln) in s for s in sass), f"SASS line not in the binary: {ln}"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_ptx_is_real_ptx(step_dir, tmp_path):
+    # PTX a lesson quotes must be what nvcc generates from the step's source.
+    lesson = (REPO / step_dir / "README.md").read_text()
+    quoted = [ln for b in re.findall(r"```ptx\n(.*?)```", lesson, re.S) for ln in b.splitlines() if ln.strip()]
+    if not quoted:
+        pytest.skip("this lesson quotes no PTX")
+    source = next((REPO / step_dir).glob("*.cu"))
+    ptx = tmp_path / "step.ptx"
+    p = run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-Icommon", "-ptx",
+             str(source), "-o", str(ptx)])
+    assert p.returncode == 0, p.stderr
+    generated = {squash(ln) for ln in ptx.read_text().splitlines()}
+    for ln in quoted:
+        assert squash(ln) in generated, f"PTX line not generated from {source.name}: {ln}"

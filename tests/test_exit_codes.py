@@ -50,11 +50,20 @@ def test_bad_arguments_exit_2_naming_the_rule(built, step_dir, args, message):
     assert p.stdout == ""
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--mib", "0"], "--mib 0 is out of range: it must be 1..16384"),
-    (["--mib", "1.5"], "--mib '1.5' is not a whole number"),
-    (["--mib", "99999"], "--mib 99999 is out of range"),
-])
-def test_step01_size_rules(built, args, message):
-    p = run([str(binary("01_memcpy_baseline")), *args], env=no_gpu_env())
+# Each step's own size rules, checked before the GPU is touched.
+STEP_RULES = [
+    ("01_memcpy_baseline", ["--mib", "0"], "--mib 0 is out of range: it must be 1..16384"),
+    ("01_memcpy_baseline", ["--mib", "1.5"], "--mib '1.5' is not a whole number"),
+    ("01_memcpy_baseline", ["--mib", "99999"], "--mib 99999 is out of range"),
+    ("02_cp_async", ["--chunk", "3"], "--chunk 3 does not divide the 65536 tiles"),
+    ("02_cp_async", ["--stages", "5"], "--stages 5 is out of range: it must be 3..4"),
+    ("02_cp_async", ["--bug", "3"], "--bug 3 is out of range"),
+    ("02_cp_async", ["--degree", "0"], "--degree 0 is out of range"),
+    ("02_cp_async", ["--tail", "0"], "--tail 0 is out of range"),
+]
+
+
+@pytest.mark.parametrize("step_name,args,message", STEP_RULES)
+def test_step_size_rules(built, step_name, args, message):
+    p = run([str(binary(step_name)), *args], env=no_gpu_env())
     assert p.returncode == 2 and message in p.stderr, p.stderr

@@ -56,3 +56,33 @@ def test_step01_batched_issues_all_loads_before_first_store(built):
         first_sts = next(i for i, o in enumerate(ops) if o.startswith("STS"))
         loads = sum(o.startswith("LDG.E.128") for o in ops[:first_sts])
         assert loads == want, f"{name}: {loads} LDG.E.128 before the first STS, want {want}"
+
+
+def test_step02_groups_wait_oldest_first(built):
+    # groups(): four groups in flight, then wait_group 3, 2, 1, 0 in that order
+    # (DEPBAR.LE SB0, N is cp.async.wait_group N).
+    from sass import kernel_function
+    functions = dump_sass(binary("02_cp_async"))
+    lines = functions[kernel_function(functions, "groups")]
+    waits = [int(m, 16) for ln in lines for m in __import__("re").findall(r"DEPBAR\.LE SB0, (0x[0-9a-f]+)", ln)]
+    assert waits[:4] == [3, 2, 1, 0], waits
+    commits = sum(opcode(ln) == "LDGDEPBAR" for ln in lines)
+    assert commits >= 4, "one commit_group per row"
+
+
+def test_step02_pipeline_waits_stages_minus_one(built):
+    from sass import kernel_function
+    functions = dump_sass(binary("02_cp_async"))
+    for stages in (1, 2, 3, 4):
+        lines = functions[kernel_function(functions, f"pipeline<{stages}>")]
+        text = "\n".join(lines)
+        assert f"DEPBAR.LE SB0, {hex(stages - 1)}" in text, f"pipeline<{stages}> lacks wait_group {stages - 1}"
+
+
+def test_kernel_names_with_template_arguments():
+    from sass import kernel_function
+    fns = {"_Z6stagedILi4EEvPK6float4PS0_m": [], "_Z6stagedILi0EEvPK6float4PS0_m": [], "_Z6groupsPK6float4PS_miPx": []}
+    assert kernel_function(fns, "staged<4>") == "_Z6stagedILi4EEvPK6float4PS0_m"
+    assert kernel_function(fns, "staged<0>") == "_Z6stagedILi0EEvPK6float4PS0_m"
+    assert kernel_function(fns, "groups") == "_Z6groupsPK6float4PS_miPx"
+    assert kernel_function(fns, "staged") is None

@@ -52,6 +52,9 @@ class Step:
     perf_floors: dict[str, float]   # PERF name -> lowest acceptable fraction of memcpy
     headline: str                   # the PERF name quoted in README.md's step table
     sass: dict[str, list[str]]      # kernel name -> SASS opcodes it must contain (see tools/sass.py)
+    # (faster, slower) PERF pairs: the claims a lesson makes ("batching beats
+    # one load at a time"), checked on every run, not only at the recording.
+    perf_order: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     @property
     def folder(self) -> pathlib.Path:
@@ -150,6 +153,10 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
     for name in perf:
         if name not in step.perf_floors:
             problems.append(f"PERF {name} is not declared in {step.name}/check.py (give it a floor)")
+    for faster, slower in step.perf_order:
+        if faster in perf and slower in perf and not perf[faster]["pct"] > perf[slower]["pct"]:
+            problems.append(f"PERF {faster} ({perf[faster]['pct']:.1f} %) should beat {slower} "
+                            f"({perf[slower]['pct']:.1f} %): the lesson's claim no longer holds")
     if REFERENCE in perf and abs(perf[REFERENCE]["pct"] - 100.0) > 0.05:
         problems.append(f"PERF {REFERENCE} must read 100.0 % of memcpy (it is the reference)")
 

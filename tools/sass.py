@@ -77,9 +77,18 @@ def pattern_regex(pattern: str) -> re.Pattern[str]:
 
 
 def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
-    """The mangled name of `kernel` (Itanium mangling writes <length><name>)."""
+    """The mangled name of `kernel`: "copy_float4" or a template instance with
+    integer arguments, "pipeline<4>" (Itanium mangling writes <length><name>,
+    then I Li<value>E ... E for template arguments)."""
+    m = re.fullmatch(r"(\w+)(?:<([-\d, ]+)>)?", kernel)
+    name, args = m[1], m[2]
+    rx = rf"(^|[^0-9]){len(name)}{re.escape(name)}"
+    if args is not None:
+        rx += "I" + "".join(rf"Li{a.strip()}E" for a in args.split(",")) + "E"
+    else:
+        rx += "(?!I)"
     for f in functions:
-        if re.search(rf"(^|[^0-9]){len(kernel)}{re.escape(kernel)}", f) or f == kernel:
+        if re.search(rx, f) or f == kernel:
             return f
     return None
 
