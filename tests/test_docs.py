@@ -133,3 +133,13 @@ def test_lesson_ptx_is_real_ptx(step_dir, tmp_path):
     generated = {squash(ln) for ln in ptx.read_text().splitlines()}
     for ln in quoted:
         assert squash(ln) in generated, f"PTX line not generated from {source.name}: {ln}"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_resource_lines_are_real(built, step_dir):
+    # Register and shared-memory counts a lesson quotes come from the build log.
+    lesson = (REPO / step_dir / "README.md").read_text()
+    quoted = [ln.strip() for ln in lesson.splitlines() if ln.startswith("ptxas info")]
+    log = {ln.strip() for ln in (REPO / "build" / f"{step_dir}.log").read_text().splitlines()}
+    for ln in quoted:
+        assert ln in log, f"ptxas line not in build/{step_dir}.log: {ln}"

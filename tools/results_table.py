@@ -15,6 +15,10 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
   in the prose becomes one value of one PERF line of that step: .pct
   ("100.5 %" of memcpy), .gbps ("4267.5 GB/s") or .ms ("0.503 ms").
 
+* NN_topic/README.md:
+      <!-- expected:^TIME -->...<!-- /expected -->
+  becomes a code block of the lines of NN_topic/expected_output.txt (the
+  recorded H200 run) that match the regular expression.
 * README.md's example of a passing run:
       <!-- example-output -->...<!-- /example-output -->
   becomes lines of 01_memcpy_baseline/expected_output.txt (a real H200 run).
@@ -91,6 +95,18 @@ def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
     return re.sub(r"<!-- v:(\S+?)\.(\w+) -->.*?<!-- /v -->", value, text, flags=re.S)
 
 
+def expected_lines(step_dir: str, text: str) -> str:
+    path = REPO / step_dir / "expected_output.txt"
+    recorded = path.read_text().splitlines() if path.exists() else []
+
+    def block(m: re.Match) -> str:
+        rx = re.compile(m[1])
+        lines = [ln for ln in recorded if rx.search(ln)]
+        return f"<!-- expected:{m[1]} -->\n```\n" + "\n".join(lines) + "\n```\n<!-- /expected -->"
+
+    return re.sub(r"<!-- expected:(.+?) -->.*?<!-- /expected -->", block, text, flags=re.S)
+
+
 def replace_between(text: str, start: str, end: str, new: str) -> str:
     rx = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     return rx.sub(lambda _: start + new + end, text)
@@ -120,7 +136,8 @@ def render() -> dict[pathlib.Path, str]:
         if lesson.exists():
             text = replace_between(lesson.read_text(), "<!-- perf-table -->", "<!-- /perf-table -->",
                                    perf_table(step_dir, rows))
-            files[lesson] = inline_values(step_dir, text, rows)
+            text = inline_values(step_dir, text, rows)
+            files[lesson] = expected_lines(step_dir, text)
     return files
 
 
