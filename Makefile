@@ -6,11 +6,15 @@
 NVCC      ?= nvcc
 ARCH      ?= -gencode arch=compute_90a,code=sm_90a
 # All warnings on, none hidden: host compiler -Wall -Wextra, ptxas reports
-# spills and local-memory use. --resource-usage prints each kernel's registers
-# and shared memory into the build log (lessons quote it).
+# spills and local-memory use. --resource-usage prints
+# each kernel's registers and shared memory into the build log (lessons quote
+# it). MBAR_TIMEOUT_NS bounds every mbarrier wait (common/mbarrier.cuh);
+# 0 makes the waits unbounded, as production code would have them.
+MBAR_TIMEOUT_NS ?= 10000000000
 NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(ARCH) -Icommon \
              -Xcompiler -Wall,-Wextra \
              -Xptxas -warn-spills,-warn-lmem-usage \
+             -DMBAR_WAIT_TIMEOUT_NS=$(MBAR_TIMEOUT_NS)ull \
              --resource-usage
 PYTHON    ?= python3
 CUDA_HOME ?= /usr/local/cuda

@@ -23,15 +23,7 @@
 //   shared memory across these instructions.
 #pragma once
 
-#include <stdint.h>
-
-static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-static __device__ __forceinline__ uint64_t gmem_u64(const void* p) {
-    return (uint64_t)__cvta_generic_to_global(p);
-}
+#include "tutorial.cuh"  // smem_u32, gmem_u64
 
 // .ca: cache in L1 and L2 ("cache at all levels"). cp-size 4, 8 or 16 bytes;
 // both addresses aligned to cp-size. SASS: LDGSTS.E / .E.64 / .E.128.

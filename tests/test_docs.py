@@ -17,7 +17,9 @@ def make_targets_named(text):
     # `make run-01 ARGS=...`, `make check`, `make check-NN` ... in inline code
     # and code blocks (prose may say "make the thread wait"); a generic -NN
     # target must exist for every step.
-    code = " ".join(re.findall(r"```.*?```", text, re.S) + re.findall(r"`[^`\n]+`", text))
+    shell_blocks = re.findall(r"```(?:sh|bash|console)?\n(.*?)```", text, re.S)  # not ```cuda/ptx/sass
+    prose = re.sub(r"```.*?```", " ", text, flags=re.S)
+    code = " ".join(shell_blocks + re.findall(r"`[^`\n]+`", prose))
     named = set(re.findall(r"\bmake\s+(?:-\S+\s+)*([a-z][a-zA-Z0-9-]*)", code))
     targets = set()
     for t in named:
@@ -97,7 +99,7 @@ def squash(s):
 def test_lesson_quotes_are_real_code(step_dir):
     lesson = (REPO / step_dir / "README.md").read_text()
     sources = " ".join(squash(p.read_text()) for p in
-                       [*(REPO / step_dir).glob("*.cu"), *(REPO / "common").glob("*.cuh")])
+                       [*(REPO / step_dir).glob("*.cu"), *(REPO / "common").glob("*.cuh"), *(REPO / "common").glob("*.h")])
     blocks = cuda_blocks(lesson)
     assert blocks, "a lesson quotes its key code"
     for block in blocks:

@@ -60,6 +60,15 @@ STEP_RULES = [
     ("02_cp_async", ["--bug", "3"], "--bug 3 is out of range"),
     ("02_cp_async", ["--degree", "0"], "--degree 0 is out of range"),
     ("02_cp_async", ["--tail", "0"], "--tail 0 is out of range"),
+    ("03_tma_load", ["--cols", "1001"], "row stride 4004 B is not a multiple of 16 B, which TMA requires: pad the row"),
+    ("03_tma_load", ["--box-cols", "300"], "box dimension 0 is 300 elements: it must be 1..256"),
+    ("03_tma_load", ["--box-cols", "3"], "inner box dimension 3 x 4 B = 12 B is not a multiple of 16 B"),
+    ("03_tma_load", ["--box-rows", "256", "--box-cols", "256"], "does not fit"),
+    ("03_tma_load", ["--bulk-bytes", "1000"], "bulk copy size 1000 B is not a multiple of 16 B"),
+    ("03_tma_load", ["--chunk", "3"], "--chunk 3 does not divide"),
+    ("04_tma_store", ["--cols", "1001"], "is not a multiple of 16 B, which TMA requires"),
+    ("04_tma_store", ["--bulk-bytes", "48"], "does not divide the 1 MiB part-3 buffer"),
+    ("04_tma_store", ["--chunk", "3"], "--chunk 3 does not divide"),
 ]
 
 

@@ -2,6 +2,7 @@
 seeded fill, and the comparator against a wrong index, a missing element and
 an output never written."""
 
+import pathlib
 import re
 
 from checker import CHECK_RE
@@ -9,15 +10,48 @@ from checker import CHECK_RE
 from conftest import REPO, run
 
 
-def test_tutorial_host_functions(tmp_path):
-    exe = tmp_path / "unit_tutorial"
-    p = run(["nvcc", "-std=c++17", "-Icommon", "-Xcompiler", "-Wall,-Wextra", "tests/unit_tutorial.cu",
-             "-o", str(exe)])
+def compile_and_run(source, tmp_path):
+    """Build a host-only unit test against common/ (no warnings allowed) and run it."""
+    exe = tmp_path / pathlib.Path(source).stem
+    p = run(["nvcc", "-std=c++17", "-Icommon", "-Xcompiler", "-Wall,-Wextra", source, "-o", str(exe)])
     assert p.returncode == 0, p.stdout + p.stderr
     assert "warning" not in (p.stdout + p.stderr).lower()
-    p = run([str(exe)])
+    return run([str(exe)])
+
+
+def test_tutorial_host_functions(tmp_path):
+    p = compile_and_run("tests/unit_tutorial.cu", tmp_path)
     assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
     checks = [ln for ln in p.stdout.splitlines() if ln.startswith("check")]
     assert len(checks) == 4 and all(CHECK_RE.match(ln) for ln in checks), checks
     assert "(1 of 1048576 wrong)" in checks[1] and "FAIL" in checks[1]
     assert re.search(r"\[1048575\] got 0xffffffff want 0x[0-9a-f]{8}  \(poison: never written\)", p.stdout)
+
+
+def test_tensor_map_rules(tmp_path):
+    # Each rule of common/tensor_map.h: one spec that keeps it, one that breaks
+    # it, and the message names the rule (the encoder itself only says
+    # CUDA_ERROR_INVALID_VALUE).
+    p = compile_and_run("tests/unit_tensor_map.cu", tmp_path)
+    assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
+    lines = {}  # case name -> the rule's message ("" when the spec was accepted)
+    for ln in p.stdout.splitlines():
+        if ln.startswith("ok "):
+            name, _, message = ln[3:].partition(": ")
+            lines[name] = message
+    want = {
+        "rank_6": "tensor rank 6 is not 1..5",
+        "address_8_aligned": "is not 16-byte aligned",
+        "dim_0": "dimension 1 has 0 elements",
+        "row_stride_4004": "row stride 4004 B is not a multiple of 16 B, which TMA requires: pad the row to 1004",
+        "stride_2_40": "is not below 2^40",
+        "stride_below_row": "the rows would overlap",
+        "box_257": "box dimension 1 is 257 elements: it must be 1..256",
+        "inner_box_12_bytes": "12 B is not a multiple of 16 B",
+        "swizzle_128_box_256_bytes": "wider than the 128 B swizzle span",
+        "swizzle_32_box_64_bytes": "wider than the 32 B swizzle span",
+        "elem_stride_9": "element stride of dimension 1 is 9",
+        "nan_fill_uint32": "NaN out-of-bounds fill needs a floating-point element type",
+    }
+    for name, text in want.items():
+        assert name in lines and text in lines[name], f"{name}: {lines.get(name)}"
