@@ -18,8 +18,9 @@ NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(ARCH) -Icommon \
              --resource-usage
 PYTHON    ?= python3
 CUDA_HOME ?= /usr/local/cuda
-# compute-sanitizer: on PATH, else the toolkit's own bin/.
+# compute-sanitizer and Nsight Compute: on PATH, else the toolkit's own bin/.
 SANITIZER ?= $(firstword $(shell command -v compute-sanitizer) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer))
+NCU       ?= $(firstword $(shell command -v ncu) $(wildcard $(CUDA_HOME)/bin/ncu))
 VENV      ?= .venv
 VPY       := $(VENV)/bin/python
 BUILD     := build
@@ -36,7 +37,7 @@ BINARIES  := $(addprefix $(BUILD)/,$(STEP_DIRS))
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean
+.PHONY: all check sanitize bench test notebooks results-table venv help clean profile-05
 
 all: $(BINARIES)
 
@@ -91,6 +92,14 @@ bench: all
 results-table:
 	$(PYTHON) tools/results_table.py
 
+# Step 05's shared-memory bank-conflict counters, one row per access pattern
+# (bank_patterns launch), next to the bank model's prediction in the lesson.
+PROFILE_METRICS := l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum
+profile-05: $(BUILD)/05_swizzle
+	@test -n "$(NCU)" || { echo "ncu (Nsight Compute) not found on PATH or in $(CUDA_HOME)/bin: set NCU=/path/to/ncu"; exit 1; }
+	$(NCU) --clock-control none --kernel-name bank_patterns --metrics $(PROFILE_METRICS) --csv ./$(BUILD)/05_swizzle > $(BUILD)/profile-05.csv
+	$(PYTHON) tools/ncu_banks.py $(BUILD)/profile-05.csv results/ "$$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+
 # The Python environment for tests and notebooks: created once, refreshed when
 # requirements.txt changes.
 venv: $(VENV)/.installed
@@ -123,6 +132,7 @@ help:
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
 	@echo "  make sanitize        every sanitize-NN"
 	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
+	@echo "  make profile-05      ncu's bank-conflict counters for step 05's access patterns into results/"
 	@echo "  make results-table   regenerate the result tables in README.md and the lessons from results/"
 	@echo "  make venv            create $(VENV) and install requirements.txt"
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"

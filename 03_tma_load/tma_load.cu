@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(THREADS) tile_load(const __grid_constant__ CUt
         mbar_arrive_expect_tx(&bar, bytes + (bug == 2 ? 16 : 0));
         tma_load_2d(box, &map, col0, row0, &bar);  // coordinates: column first, then row
     }
-    mbar_wait(&bar, bug == 1 ? 1 : 0, "tile_load's barrier", bytes);
+    mbar_wait(&bar, bug == 1 ? 1 : 0, "tile_load's barrier", bytes + (bug == 2 ? 16 : 0));
     const uint32_t w = count_wrong(box, box_rows, box_cols, row0, col0, rows, cols);
     if (w) atomicAdd(wrong, w);
     // A block must not exit while a copy into its shared memory is in flight.
@@ -526,6 +526,7 @@ int main(int argc, char** argv) {
     measure_memcpy_reference(d_copy, d_sum, sum_bytes, &cli);
     for (int k = 0; k < 2; ++k)
         print_perf(sum_names[k], time_median_ms(sum_fns[k], sum_jobs[k], s, &cli), (double)sum_bytes);  // reads only
+    mbar_check_timeouts();  // the timed runs waited too
 
     CUDA_CHECK(cudaStreamDestroy(s));
     CUDA_CHECK(cudaFree(d_wrong));

@@ -322,6 +322,7 @@ int main(int argc, char** argv) {
            "persistent %u\n", COPY_STAGES, COPY_BOX_WORDS * 4 >> 10, per_sm, chunk, chunk_p);
     measure_memcpy_reference(d_dst, d_src, copy_bytes, &cli);
     for (int k = 0; k < 2; ++k) print_perf(names[k], time_median_ms(enqueue_copy, &jobs[k], s, &cli), 2.0 * copy_bytes);
+    mbar_check_timeouts();  // the timed runs waited too
 
     CUDA_CHECK(cudaStreamDestroy(s));
     CUDA_CHECK(cudaFree(d_in));

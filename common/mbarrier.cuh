@@ -75,9 +75,11 @@ static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
 // The report of a timed-out wait. The first design printed it and trapped;
 // on the H200 neither device printf output nor writes to mapped host memory
 // survived the trap (the context is torn down). So a timed-out wait records
-// the report in device memory and GIVES UP instead: it returns, every later
-// wait of the launch returns at once, the kernel ends (with wrong data, but
+// the report in device memory and GIVES UP instead: it returns, other waits
+// of the launch give up after 1 ms more, the kernel ends (with wrong data, but
 // ends), and the host prints the report (mbar_check_timeouts) and fails.
+// The bound is wall-clock time (%globaltimer): under a debugger or a slow
+// sanitizer, correct code could exceed it; raise MBAR_TIMEOUT_NS there.
 typedef struct {
     unsigned int claimed;   // the first thread to time out writes the report
     unsigned int reported;  // 0 until the report is complete, then 1
@@ -116,8 +118,12 @@ static __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity,
 #if MBAR_WAIT_TIMEOUT_NS
     const uint64_t start = globaltimer_ns();
     while (!mbar_try_wait(bar, parity)) {
-        if (*(volatile unsigned int*)&g_mbar_timeout.reported) return;  // the launch already gave up
-        if (globaltimer_ns() - start > MBAR_WAIT_TIMEOUT_NS) {
+        const uint64_t waited = globaltimer_ns() - start;
+        // Once a wait of this launch has timed out, others give up too, but
+        // only after 1 ms: a wait whose copy is merely in flight still
+        // completes, so no block exits with a copy landing in its memory.
+        if (waited > 1000000ull && *(volatile unsigned int*)&g_mbar_timeout.reported) return;
+        if (waited > MBAR_WAIT_TIMEOUT_NS) {
             mbar_report_timeout(bar, parity, what, expect_bytes);
             return;
         }

@@ -21,16 +21,22 @@
 #include "tutorial.cuh"  // smem_u32, gmem_u64
 
 // ---- shared memory for TMA ----------------------------------------------------
-// A TMA box in shared memory must be 128-byte aligned, and __align__ on
-// extern __shared__ does not promise it for the dynamic base. So kernels take
-// their buffers from tma_smem_base(), which rounds up, and launches ask for
-// tma_smem_bytes(n): n plus room to round.
+// A TMA box in shared memory must be 128-byte aligned (a swizzled one, aligned
+// to its pattern's period: step 05), and __align__ on extern __shared__ does
+// not promise that for the dynamic base. tma_smem_base<ALIGN>() rounds up by
+// adding the padding to the shared array itself: the compiler still knows the
+// pointer is shared memory and emits LDS/STS. (Rounding through uintptr_t
+// loses that and every access becomes a generic LD/ST: the first version of
+// steps 03-05 did exactly that, and `make sass-05` showed it.) Launches ask
+// for tma_smem_bytes(n, ALIGN): n plus room to round.
+template <uint32_t ALIGN = 128>
 static __device__ __forceinline__ uint8_t* tma_smem_base(void) {
     extern __shared__ uint8_t dyn_smem[];
-    return (uint8_t*)(((uintptr_t)dyn_smem + 127) & ~(uintptr_t)127);
+    const uint32_t pad = (ALIGN - (smem_u32(dyn_smem) & (ALIGN - 1))) & (ALIGN - 1);
+    return dyn_smem + pad;
 }
 
-static inline size_t tma_smem_bytes(size_t bytes) { return bytes + 128; }
+static inline size_t tma_smem_bytes(size_t bytes, size_t align = 128) { return bytes + align; }
 
 // ---- tensor loads: global box -> shared, completing on an mbarrier ----------
 // The box size, element type, swizzle and out-of-bounds fill come from the

@@ -4,6 +4,8 @@ cuobjdump/nvdisasm come from PATH, the toolkit, or the wheels requirements.txt
 installs; a missing tool is a failure, never a skip.
 """
 
+import pytest
+
 from sass import check_sass, dump_sass, find_tool, opcode, pattern_regex
 
 from conftest import binary
@@ -86,3 +88,12 @@ def test_kernel_names_with_template_arguments():
     assert kernel_function(fns, "staged<0>") == "_Z6stagedILi0EEvPK6float4PS0_m"
     assert kernel_function(fns, "groups") == "_Z6groupsPK6float4PS_miPx"
     assert kernel_function(fns, "staged") is None
+
+
+@pytest.mark.parametrize("step_name", ["03_tma_load", "04_tma_store", "05_swizzle"])
+def test_tma_steps_use_shared_not_generic_accesses(built, step_name):
+    # Rounding the dynamic shared-memory base up through uintptr_t once made
+    # every shared access a generic LD/ST; tma_smem_base<>() keeps them LDS/STS.
+    functions = dump_sass(binary(step_name))
+    generic = [(f, ln) for f, lines in functions.items() for ln in lines if opcode(ln).split(".")[0] in ("LD", "ST")]
+    assert not generic, f"generic loads/stores (shared memory seen as generic): {generic[:3]}"

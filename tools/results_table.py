@@ -54,6 +54,18 @@ def tb_per_s(gbps: str) -> str:
 
 def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
     step = load_step(step_dir)
+    if step.headline.startswith("check:"):
+        # A step whose result is correctness (05's layouts): the check lines of
+        # its recorded H200 run whose names start with the given prefix.
+        prefix = step.headline[len("check:"):]
+        path = REPO / step_dir / "expected_output.txt"
+        lines = path.read_text().splitlines() if path.exists() else []
+        found = [re.match(r"check\s+(\S+) \.+ (PASS|FAIL)  \((\d+) of (\d+) wrong\)", ln) for ln in lines]
+        found = [m for m in found if m and m[1].startswith(prefix)]
+        if not found:
+            return "not yet measured"
+        wrong, total = sum(int(m[3]) for m in found), sum(int(m[4]) for m in found)
+        return f"`{prefix}*`: {wrong} of {total} elements misplaced ({len(found)} layouts)"
     for r in rows:
         if r["step"] == step_dir and r["name"] == step.headline:
             return f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})"
@@ -107,6 +119,20 @@ def expected_lines(step_dir: str, text: str) -> str:
     return re.sub(r"<!-- expected:(.+?) -->.*?<!-- /expected -->", block, text, flags=re.S)
 
 
+def csv_tables(text: str) -> str:
+    """<!-- csv:results/X.csv -->...<!-- /csv --> becomes that file as a table."""
+    def table(m: re.Match) -> str:
+        path = REPO / m[1]
+        rows = list(csv.reader(path.open())) if path.exists() else []
+        if not rows:
+            return f"<!-- csv:{m[1]} -->\n_{m[1]} not recorded yet._\n<!-- /csv -->"
+        out = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
+        out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return f"<!-- csv:{m[1]} -->\n" + "\n".join(out) + "\n<!-- /csv -->"
+
+    return re.sub(r"<!-- csv:(\S+) -->.*?<!-- /csv -->", table, text, flags=re.S)
+
+
 def replace_between(text: str, start: str, end: str, new: str) -> str:
     rx = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     return rx.sub(lambda _: start + new + end, text)
@@ -137,7 +163,7 @@ def render() -> dict[pathlib.Path, str]:
             text = replace_between(lesson.read_text(), "<!-- perf-table -->", "<!-- /perf-table -->",
                                    perf_table(step_dir, rows))
             text = inline_values(step_dir, text, rows)
-            files[lesson] = expected_lines(step_dir, text)
+            files[lesson] = csv_tables(expected_lines(step_dir, text))
     return files
 
 
