@@ -429,9 +429,7 @@ int main(int argc, char** argv) {
     const int degree = (int)cli.value[OPT_DEGREE], stages = (int)cli.value[OPT_STAGES];
     const int bug = (int)cli.value[OPT_BUG];
     const size_t chunk = (size_t)cli.value[OPT_CHUNK];
-    if (ntiles % chunk != 0)
-        die_usage("--chunk %zu does not divide the %zu tiles of --mib %lld (64 per MiB): use a power of two", chunk,
-                  ntiles, mib);
+    require_divisor("--chunk", (long long)chunk, ntiles, "16 KiB tiles of the buffers (64 per MiB)");
 
     require_hopper();
 

@@ -374,13 +374,9 @@ int main(int argc, char** argv) {
         if ((size_t)box_rows * box_cols * 4 > MAX_BOX_BYTES)
             die_usage("a box of %u x %u x 4 B = %u KiB does not fit this program's %d KiB of shared memory per box",
                       box_rows, box_cols, box_rows * box_cols * 4 >> 10, MAX_BOX_BYTES >> 10);
-        if (bulk_bytes % 16 != 0)
-            die_usage("bulk copy size %u B is not a multiple of 16 B, which cp.async.bulk requires", bulk_bytes);
-        if ((1u << 20) % bulk_bytes != 0)
-            die_usage("bulk copy size %u B does not divide the 1 MiB part-4 buffer: use a power of two", bulk_bytes);
-        if ((sum_words / SUM_BOX_WORDS) % chunk != 0)
-            die_usage("--chunk %u does not divide the %zu boxes of --mib %lld (64 per MiB): use a power of two", chunk,
-                      sum_words / SUM_BOX_WORDS, mib);
+        if (bulk_copy_rule_broken(bulk_bytes, msg, sizeof msg)) die_usage("%s", msg);
+        require_divisor("--bulk-bytes", bulk_bytes, 1u << 20, "bytes of the 1 MiB part-4 buffer");
+        require_divisor("--chunk", chunk, sum_words / SUM_BOX_WORDS, "16 KiB boxes of the part-5 sum (64 per MiB)");
     }
 
     require_hopper();

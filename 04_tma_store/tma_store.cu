@@ -200,12 +200,9 @@ int main(int argc, char** argv) {
         TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, (const void*)256, rows, cols, pitch * 4,
                                             BOX, BOX, CU_TENSOR_MAP_SWIZZLE_NONE);
         if (tensor_map_rule_broken(&spec, msg, sizeof msg)) die_usage("%s", msg);
-        if (bulk_bytes % 16 != 0)
-            die_usage("bulk copy size %u B is not a multiple of 16 B, which cp.async.bulk requires", bulk_bytes);
-        if ((1u << 20) % bulk_bytes != 0)
-            die_usage("bulk copy size %u B does not divide the 1 MiB part-3 buffer: use a power of two", bulk_bytes);
-        if (nboxes % chunk != 0)
-            die_usage("--chunk %u does not divide the %u boxes of --mib %lld: use a power of two", chunk, nboxes, mib);
+        if (bulk_copy_rule_broken(bulk_bytes, msg, sizeof msg)) die_usage("%s", msg);
+        require_divisor("--bulk-bytes", bulk_bytes, 1u << 20, "bytes of the 1 MiB part-3 buffer");
+        require_divisor("--chunk", chunk, nboxes, "16 KiB boxes of the part-4 copy (64 per MiB)");
     }
 
     require_hopper();

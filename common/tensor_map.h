@@ -123,6 +123,14 @@ static inline const char* tensor_map_rule_broken(const TensorMapSpec* s, char* m
     return NULL;
 }
 
+// cp.async.bulk (1D, no tensor map) moves a multiple of 16 bytes between
+// 16-byte aligned addresses. NULL if `bytes` keeps the rule, else `msg`.
+static inline const char* bulk_copy_rule_broken(uint32_t bytes, char* msg, size_t cap) {
+    if (bytes % 16 == 0) return NULL;
+    snprintf(msg, cap, "bulk copy size %u B is not a multiple of 16 B, which cp.async.bulk requires", bytes);
+    return msg;
+}
+
 // A rank-2 spec for a row-major matrix of `rows` x `cols` elements whose rows
 // are `row_bytes` apart, moved in boxes of box_rows x box_cols.
 static inline TensorMapSpec tensor_spec_2d(CUtensorMapDataType dtype, const void* address, uint64_t rows,

@@ -159,6 +159,13 @@ static inline long long parse_int_arg(const char* opt, const char* text, long lo
     return v;
 }
 
+// A size option that must split `total` pieces evenly (tiles per block, say):
+// exit 2 naming both numbers. `what` says what the pieces are.
+static inline void require_divisor(const char* opt, long long value, size_t total, const char* what) {
+    if (value <= 0 || total % (size_t)value != 0)
+        die_usage("%s %lld does not divide the %zu %s: use a power of two", opt, value, total, what);
+}
+
 // usage: the lines --help prints before the option list (what the program does).
 static inline Cli parse_cli(int argc, char** argv, const char* usage, const IntOption* opts, int nopts) {
     Cli cli;

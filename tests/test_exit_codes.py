@@ -55,7 +55,7 @@ STEP_RULES = [
     ("01_memcpy_baseline", ["--mib", "0"], "--mib 0 is out of range: it must be 1..16384"),
     ("01_memcpy_baseline", ["--mib", "1.5"], "--mib '1.5' is not a whole number"),
     ("01_memcpy_baseline", ["--mib", "99999"], "--mib 99999 is out of range"),
-    ("02_cp_async", ["--chunk", "3"], "--chunk 3 does not divide the 65536 tiles"),
+    ("02_cp_async", ["--chunk", "3"], "--chunk 3 does not divide the 65536 16 KiB tiles"),
     ("02_cp_async", ["--stages", "5"], "--stages 5 is out of range: it must be 3..4"),
     ("02_cp_async", ["--bug", "3"], "--bug 3 is out of range"),
     ("02_cp_async", ["--degree", "0"], "--degree 0 is out of range"),
@@ -67,7 +67,7 @@ STEP_RULES = [
     ("03_tma_load", ["--bulk-bytes", "1000"], "bulk copy size 1000 B is not a multiple of 16 B"),
     ("03_tma_load", ["--chunk", "3"], "--chunk 3 does not divide"),
     ("04_tma_store", ["--cols", "1001"], "is not a multiple of 16 B, which TMA requires"),
-    ("04_tma_store", ["--bulk-bytes", "48"], "does not divide the 1 MiB part-3 buffer"),
+    ("04_tma_store", ["--bulk-bytes", "48"], "--bulk-bytes 48 does not divide the 1048576 bytes of the 1 MiB part-3"),
     ("04_tma_store", ["--chunk", "3"], "--chunk 3 does not divide"),
 ]
 
