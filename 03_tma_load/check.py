@@ -24,7 +24,7 @@ STEP = Step(
     headline="sum_tma_4stage",
     sass={
         "tile_load": ["UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64*", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
-                      "FENCE.VIEW.ASYNC.S"],
+                      "MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"],
         "reuse_one_barrier": ["UTMALDG.2D", "SYNCS.CCTL.IV"],
         "reuse_two_barriers": ["UTMALDG.2D"],
         "bulk_copy": ["UBLKCP.S.G"],

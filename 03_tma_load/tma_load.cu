@@ -20,7 +20,7 @@
 //     6. rules       every tensor-map rule checked on the host first, so a bad
 //                    size exits 2 naming the rule (try --cols 1001)
 //
-// New since step 02: common/mbarrier.cuh (mbar_init, mbar_fence_init,
+// New since step 02: common/mbarrier.cuh (mbar_init, mbar_fence_init, mbar_init_cta,
 // mbar_arrive_expect_tx, mbar_wait with its bounded wait, mbar_inval),
 // common/tma.cuh (tma_load_1d..5d, bulk_load, fence_proxy_async_shared),
 // common/tensor_map.h (TensorMapSpec, tensor_map_rule_broken, make_tensor_map).
@@ -119,11 +119,7 @@ __global__ void __launch_bounds__(THREADS) reuse_one_barrier(const __grid_consta
     uint32_t* box = (uint32_t*)tma_smem_base();
     __shared__ __align__(8) uint64_t bar;
     const uint32_t bytes = REUSE_BOX * REUSE_BOX * 4, tiles_x = (uint32_t)((cols + REUSE_BOX - 1) / REUSE_BOX);
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(&bar, 1, 1);
     uint32_t w = 0;
     for (int k = 0; k < tiles; ++k) {
         const uint32_t t = blockIdx.x * tiles + k;
@@ -153,12 +149,7 @@ __global__ void __launch_bounds__(THREADS) reuse_two_barriers(const __grid_const
     const uint32_t words = REUSE_BOX * REUSE_BOX, bytes = words * 4;
     const uint32_t tiles_x = (uint32_t)((cols + REUSE_BOX - 1) / REUSE_BOX);
     poison_box(boxes, 2 * words);
-    if (threadIdx.x == 0) {
-        mbar_init(&bar[0], 1);
-        mbar_init(&bar[1], 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(bar, 2, 1);
     if (threadIdx.x == 0) {  // prologue: tile 0 into buffer 0
         const uint32_t t = blockIdx.x * tiles;
         mbar_arrive_expect_tx(&bar[0], bytes);
@@ -190,11 +181,7 @@ __global__ void __launch_bounds__(THREADS) oob_load(const __grid_constant__ CUte
     uint32_t* box = (uint32_t*)tma_smem_base();
     __shared__ __align__(8) uint64_t bar;
     poison_box(box, OOB_BOX * OOB_BOX);
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(&bar, 1, 1);
     if (threadIdx.x == 0) {
         mbar_arrive_expect_tx(&bar, OOB_BOX * OOB_BOX * 4);  // the whole box, though most of it is outside
         tma_load_2d(box, &map, col0, row0, &bar);
@@ -211,11 +198,7 @@ __global__ void __launch_bounds__(THREADS) bulk_copy(const uint32_t* __restrict_
     __shared__ __align__(8) uint64_t bar;
     const uint32_t words = chunk_bytes / 4;
     poison_box(buf, words);
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(&bar, 1, 1);
     if (threadIdx.x == 0) {
         mbar_arrive_expect_tx(&bar, chunk_bytes);
         bulk_load(buf, in + (size_t)blockIdx.x * words, chunk_bytes, &bar);
@@ -271,11 +254,7 @@ __global__ void __launch_bounds__(THREADS) sum_tma(const __grid_constant__ CUten
     __shared__ __align__(8) uint64_t full[SUM_STAGES];
     const uint32_t bytes = SUM_BOX_WORDS * 4;
     const uint32_t first = blockIdx.x * chunk;  // this block's first box (a box = SUM_BOX_ROWS rows)
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < SUM_STAGES; ++s) mbar_init(&full[s], 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(full, SUM_STAGES, 1);
     if (threadIdx.x == 0)
         for (uint32_t s = 0; s < SUM_STAGES && s < chunk; ++s) {  // prologue: fill every stage
             mbar_arrive_expect_tx(&full[s], bytes);

@@ -23,7 +23,7 @@ STEP = Step(
     headline="copy_tma",
     perf_order=[("copy_tma", "copy_tma_persistent")],
     sass={
-        "add_one": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "FENCE.VIEW.ASYNC.S", "DEPBAR.LE"],
+        "add_one": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S", "DEPBAR.LE"],
         "bulk_store_kernel": ["UBLKCP.G.S", "UTMACMDFLUSH", "DEPBAR.LE"],
         "tma_copy": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "DEPBAR.LE"],
     },

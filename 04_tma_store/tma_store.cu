@@ -56,11 +56,7 @@ __global__ void __launch_bounds__(THREADS) add_one(const __grid_constant__ CUten
     __shared__ __align__(8) uint64_t bar;
     const uint32_t bytes = BOX * BOX * 4;
     const int32_t col0 = (int32_t)(blockIdx.x * BOX), row0 = (int32_t)(blockIdx.y * BOX);
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(&bar, 1, 1);
     if (threadIdx.x == 0) {
         mbar_arrive_expect_tx(&bar, bytes);
         tma_load_2d(box, &in_map, col0, row0, &bar);

@@ -66,11 +66,7 @@ __global__ void __launch_bounds__(THREADS) raw_load(const __grid_constant__ CUte
     __shared__ __align__(8) uint64_t bar;
     for (uint32_t i = threadIdx.x; i < box_bytes; i += blockDim.x) dst[i] = POISON_BYTE;
     fence_proxy_async_shared();
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncthreads();
+    mbar_init_cta(&bar, 1, 1);
     if (threadIdx.x == 0) {
         mbar_arrive_expect_tx(&bar, box_bytes);
         tma_load_2d(dst, &map, 0, 0, &bar);
@@ -103,11 +99,7 @@ __global__ void __launch_bounds__(32) bank_patterns(const __grid_constant__ CUte
         plain[r * 32 + t] = tile_in[r * 32 + t];
         pad[r * 33 + t] = tile_in[r * 32 + t];
     }
-    if (t == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    __syncwarp();
+    mbar_init_cta(&bar, 1, 1);  // also orders the tile stores above for the whole (one-warp) block
     if (t == 0) {
         mbar_arrive_expect_tx(&bar, 4096);
         tma_load_2d(swz, &map128, 0, 0, &bar);

@@ -11,16 +11,18 @@
 // bytes (added by expect_tx, removed by the copies' complete_tx). The phase
 // completes when both reach zero; the barrier then starts the next phase with
 // the same arrival count. Waiters name the phase by its PARITY: the first
-// phase has parity 0, the next 1, then 0 again. A wait on the parity of a phase
-// that already completed returns at once.
+// phase has parity 0, the next 1, then 0 again. try_wait.parity tests the
+// current phase and the one just before it: a wait on the parity of the phase
+// that just completed returns at once; on the current phase's, it waits.
 #pragma once
 
 #include "tutorial.cuh"  // smem_u32
 
-// How long a wait may take before it is reported as a hang and the kernel
-// traps (nanoseconds of %globaltimer). A lesson's bug must never hang a
-// learner's GPU. Build with -DMBAR_WAIT_TIMEOUT_NS=0 (make MBAR_TIMEOUT_NS=0)
-// for an unbounded wait, as production code would use.
+// How long a wait may take before it is reported as a hang and given up
+// (nanoseconds of %globaltimer; see mbar_wait). A lesson's bug must never hang
+// a learner's GPU. Build with -DMBAR_WAIT_TIMEOUT_NS=0
+// (make -B build-NN MBAR_TIMEOUT_NS=0) for an unbounded wait, as production
+// code would use.
 #ifndef MBAR_WAIT_TIMEOUT_NS
 #define MBAR_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -36,6 +38,18 @@ static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) 
 // followed by a __syncthreads() before any thread uses the barrier.
 static __device__ __forceinline__ void mbar_fence_init(void) {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// The usual set-up of a block's barriers: one thread initializes `n` of them
+// (each completing a phase with `count` arrivals) and fences, then the whole
+// block syncs, so no thread (and no TMA) uses a barrier before it exists.
+// Step 03's tile_load spells these lines out; the other kernels call this.
+static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint32_t count) {
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < n; ++i) mbar_init(&bars[i], count);
+        mbar_fence_init();
+    }
+    __syncthreads();
 }
 
 // Arrive once and add `bytes` to the phase's pending transaction count, in one

@@ -7,7 +7,7 @@
 // "Parallel Synchronization and Communication Instructions: membar/fence"
 // (fence.proxy.async). sm_90, PTX ISA 8.0.
 // SASS: UTMALDG.{1..5}D, UTMASTG.2D, UBLKCP.S.G / UBLKCP.G.S, UTMACMDFLUSH,
-// DEPBAR.LE (bulk waits), FENCE.VIEW.ASYNC.S.
+// DEPBAR.LE (bulk waits), MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S (the proxy fence).
 //
 // Operands: shared addresses are 32-bit ("r", smem_u32); the tensor map is the
 // 64-bit generic address of a __grid_constant__ CUtensorMap kernel parameter

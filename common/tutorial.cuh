@@ -3,10 +3,11 @@
 // Read it once; after that each step's .cu reads on its own. What is here:
 //   1. exit codes and error checks      CUDA_CHECK, CHECK_LAUNCH, die_usage
 //   2. the GPU guard                    require_hopper(): exit 77 before any GPU work
-//   3. the command line                 --help --quick --reps --seed and step sizes
-//   4. seeded data and poison           fill_seeded_words, POISON_BYTE
-//   5. the comparator                   check_words(): the one "check" line printer
-//   6. timing                           events, warm-up, median
+//   3. the command line                 --help --quick --reps --seed, step sizes, require_divisor
+//   4. seeded data and poison           fill_seeded_words/floats, poison_device
+//   5. the comparator                   check_words(), print_check_line(): the "check" lines
+//   6. timing and launch shapes         events, warm-up, median; persistent_grid,
+//                                       smem_for_one_block_per_sm; smem_u32, gmem_u64
 //   7. the output contract              print_header, print_gpu, PERF lines, finish
 //
 // The output contract (DESIGN.md): deterministic lines first ("==", "problem:",
