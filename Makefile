@@ -1,26 +1,31 @@
 # The only build entry point. `make help` lists every target.
 #
-# Steps are the NN_topic folders; each holds NN_topic/topic.cu, built into
+# Steps are the NN_topic folders; each holds one NN_topic/topic.cu, built into
 # build/NN_topic. Adding a step means adding its folder, nothing here.
 
 NVCC      ?= nvcc
-ARCH      ?= -gencode arch=compute_90a,code=sm_90a
-# All warnings on, none hidden: host compiler -Wall -Wextra, ptxas reports
-# spills and local-memory use. --resource-usage prints
-# each kernel's registers and shared memory into the build log (lessons quote
-# it). MBAR_TIMEOUT_NS bounds every mbarrier wait (common/mbarrier.cuh);
-# 0 makes the waits unbounded, as production code would have them.
-MBAR_TIMEOUT_NS ?= 10000000000
-NVCCFLAGS ?= -O3 -lineinfo -std=c++17 $(ARCH) -Icommon \
-             -Xcompiler -Wall,-Wextra \
-             -Xptxas -warn-spills,-warn-lmem-usage \
-             -DMBAR_WAIT_TIMEOUT_NS=$(MBAR_TIMEOUT_NS)ull \
-             --resource-usage
+# The Hopper target. Only `make ARCH=...` changes it: an ARCH variable in the
+# environment (a common name) is ignored.
+ifneq ($(origin ARCH),command line)
+ARCH := -gencode arch=compute_90a,code=sm_90a
+endif
+# Your own extra flags, added after the required ones, which they cannot drop:
+# make NVCCFLAGS="-DCOPY_STAGES=8" build-04
+NVCCFLAGS ?=
+# Bound of every mbarrier wait, in ns of wall-clock time (its default is in
+# common/tutorial.cuh; 0 = unbounded, as production code would wait).
+MBAR_TIMEOUT_NS ?=
+# Required flags: all warnings on, none hidden (host compiler -Wall -Wextra,
+# ptxas reports spills and local memory); --resource-usage writes every
+# kernel's registers and shared memory into the build log (lessons quote it);
+# -I. lets every include name its path from the repository root.
+TUTORIAL_FLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -I. -Xcompiler -Wall,-Wextra \
+                  -Xptxas -warn-spills,-warn-lmem-usage --resource-usage \
+                  $(if $(MBAR_TIMEOUT_NS),-DMBAR_TIMEOUT_NS=$(MBAR_TIMEOUT_NS)ull)
+ALL_FLAGS := $(TUTORIAL_FLAGS) $(NVCCFLAGS)
+
 PYTHON    ?= python3
 CUDA_HOME ?= /usr/local/cuda
-# compute-sanitizer and Nsight Compute: on PATH, else the toolkit's own bin/.
-SANITIZER ?= $(firstword $(shell command -v compute-sanitizer) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer))
-NCU       ?= $(firstword $(shell command -v ncu) $(wildcard $(CUDA_HOME)/bin/ncu))
 VENV      ?= .venv
 VPY       := $(VENV)/bin/python
 BUILD     := build
@@ -30,75 +35,77 @@ CHECK_TIMEOUT ?= 600
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
 STEPS     := $(foreach d,$(STEP_DIRS),$(firstword $(subst _, ,$(d))))
-COMMON    := $(wildcard common/*)
 BINARIES  := $(addprefix $(BUILD)/,$(STEP_DIRS))
+# The flags a binary was built with: rewritten only when they change, so that
+# `make MBAR_TIMEOUT_NS=0` or new NVCCFLAGS rebuild what they affect.
+FLAGS_STAMP := $(BUILD)/flags.txt
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean profile-05
+.PHONY: all check sanitize bench test notebooks results-table venv help clean
 
 all: $(BINARIES)
 
-$(BUILD):
-	@mkdir -p $@
+# Compared while the Makefile is read. A dry run (make -n) writes nothing: it
+# only shows the rebuild that new flags would cause.
+FLAGS_CHANGED := $(shell echo '$(ALL_FLAGS)' | cmp -s - $(FLAGS_STAMP) 2>/dev/null || echo yes)
+ifneq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+ifeq ($(FLAGS_CHANGED),yes)
+.PHONY: $(FLAGS_STAMP)
+endif
+else ifeq ($(FLAGS_CHANGED),yes)
+$(shell mkdir -p $(BUILD) && echo '$(ALL_FLAGS)' > $(FLAGS_STAMP))
+endif
 
 # Per-step targets, generated from the folder list: build-NN run-NN check-NN
-# sass-NN sanitize-NN.
-# The build keeps the full compiler output in build/NN_topic.log (the
-# warnings test reads it) and shows it as it happens.
+# sass-NN sanitize-NN profile-NN. A binary depends on its .cu, on every header
+# it includes (nvcc -MD writes the list into build/NN_topic.d) and on the
+# flags. The compiler's output goes to build/NN_topic.log (the warnings test
+# reads it); the terminal shows the command and any warning.
 define STEP_RULES
-.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1)
-$(BUILD)/$(2): $(wildcard $(2)/*.cu) $(COMMON) | $(BUILD)
-	@echo "$(NVCC) $$(NVCCFLAGS) $$< -o $$@"
-	@set -o pipefail; $(NVCC) $(NVCCFLAGS) $$< -o $$@ 2>&1 | tee $$@.log
+.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1)
+$(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
+	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@   (log: $$@.log)"
+	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
+	@grep -i "warning" $$@.log || true
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
 	./$(BUILD)/$(2) $(ARGS)
 check-$(1): $(BUILD)/$(2)
-	$(PYTHON) $(2)/check.py --binary $(BUILD)/$(2) --timeout $(CHECK_TIMEOUT)
+	$(PYTHON) tools/checker.py $(2) --timeout $(CHECK_TIMEOUT)
 sass-$(1): $(BUILD)/$(2)
-	@$(PYTHON) tools/sass.py $(2) --binary $(BUILD)/$(2)
-# All three tools run even when one fails, so a learner sees every report;
-# a tool fails on a reported error or on the program's own non-zero exit.
+	@$(PYTHON) tools/sass.py $(2)
 sanitize-$(1): $(BUILD)/$(2)
-	@test -n "$(SANITIZER)" || { echo "compute-sanitizer not found on PATH or in $(CUDA_HOME)/bin: set SANITIZER=/path/to/compute-sanitizer"; exit 1; }
-	@failed=""; for tool in memcheck racecheck synccheck; do \
-	  log=$(BUILD)/$(2).$$$$tool.log; \
-	  echo "== compute-sanitizer --tool $$$$tool $(BUILD)/$(2) --quick   (log: $$$$log)"; \
-	  if $(SANITIZER) --tool $$$$tool --error-exitcode 1 ./$(BUILD)/$(2) --quick > $$$$log 2>&1; then \
-	    tail -n 1 $$$$log; \
-	  else \
-	    grep -E "^========= (Error|Invalid|Race|Barrier|  *(and|at) )|SUMMARY|^RESULT|^check .* FAIL" $$$$log | head -n 20; \
-	    failed="$$$$failed $$$$tool"; \
-	  fi; \
-	done; \
-	test -z "$$$$failed" || { echo "sanitize-$(1): FAILED:$$$$failed"; exit 1; }
+	@bash tools/sanitize.sh $(2)
+profile-$(1): $(BUILD)/$(2)
+	$(PYTHON) tools/ncu_profile.py $(2)
 endef
 $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
+-include $(wildcard $(BUILD)/*.d)
 
-# Aggregates: make stops at the first failing part and exits non-zero, so a
-# failed or skipped (exit 77) check fails `make check`.
-check: $(addprefix check-,$(STEPS))
-sanitize: $(addprefix sanitize-,$(STEPS))
+# Aggregates run every step, report each, and fail at the end if any step
+# failed or was skipped (exit 77 is never a pass).
+check: all
+	@failed=""; for d in $(STEP_DIRS); do \
+	  $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $${d%%_*}"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make check: failed or skipped:$$failed"; exit 1; fi; \
+	echo "make check: every step passed"
+sanitize: all
+	@failed=""; for d in $(STEP_DIRS); do bash tools/sanitize.sh $$d || failed="$$failed $${d%%_*}"; done; \
+	if [ -n "$$failed" ]; then echo "make sanitize: failed:$$failed"; exit 1; fi; \
+	echo "make sanitize: every step clean"
 
 # Every step at full size; PERF lines into results/<gpu>.csv, then the result
 # tables in README.md and the lessons are regenerated from that file.
 bench: all
-	$(PYTHON) tools/bench.py --build $(BUILD) $(STEP_DIRS)
+	$(PYTHON) tools/bench.py $(STEP_DIRS)
 	$(PYTHON) tools/results_table.py
 
 results-table:
 	$(PYTHON) tools/results_table.py
-
-# Step 05's shared-memory bank-conflict counters, one row per access pattern
-# (bank_patterns launch), next to the bank model's prediction in the lesson.
-PROFILE_METRICS := l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum
-profile-05: $(BUILD)/05_swizzle
-	@test -n "$(NCU)" || { echo "ncu (Nsight Compute) not found on PATH or in $(CUDA_HOME)/bin: set NCU=/path/to/ncu"; exit 1; }
-	$(NCU) --clock-control none --kernel-name bank_patterns --metrics $(PROFILE_METRICS) --csv ./$(BUILD)/05_swizzle > $(BUILD)/profile-05.csv
-	$(PYTHON) tools/ncu_banks.py $(BUILD)/profile-05.csv results/ "$$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
 
 # The Python environment for tests and notebooks: created once, refreshed when
 # requirements.txt changes.
@@ -113,12 +120,14 @@ $(VENV)/.installed: requirements.txt
 test: venv all
 	$(VPY) -m pytest tests
 
+# Executes every notebook headless into build/notebooks (.ipynb and .html);
+# the committed notebooks stay as they are.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 notebooks: venv
-	@if [ -z "$(NOTEBOOKS)" ]; then echo "no notebooks yet (they arrive with step 05)"; fi
+	@mkdir -p $(BUILD)/notebooks
 	@for nb in $(NOTEBOOKS); do \
-	  $(VPY) -m jupyter nbconvert --to notebook --execute --inplace $$nb || exit 1; \
-	  $(VPY) -m jupyter nbconvert --to html --output-dir $(BUILD)/notebooks $$nb || exit 1; \
+	  $(VPY) -m jupyter nbconvert --to notebook --execute --output-dir $(BUILD)/notebooks $$nb || exit 1; \
+	  $(VPY) -m jupyter nbconvert --to html --output-dir $(BUILD)/notebooks $(BUILD)/notebooks/$$(basename $$nb) || exit 1; \
 	done
 
 help:
@@ -129,16 +138,17 @@ help:
 	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt"
 	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel"
 	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick"
+	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
 	@echo "  make sanitize        every sanitize-NN"
 	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
-	@echo "  make profile-05      ncu's bank-conflict counters for step 05's access patterns into results/"
 	@echo "  make results-table   regenerate the result tables in README.md and the lessons from results/"
 	@echo "  make venv            create $(VENV) and install requirements.txt"
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
-	@echo "  make notebooks       execute every notebook headless and export HTML to $(BUILD)/notebooks"
+	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT"
 
 clean:
 	rm -rf $(BUILD)

@@ -1,60 +1,60 @@
-#!/usr/bin/env python3
-"""Checker rules for step 02_cp_async (`make check-02`).
+"""Rules for step 02_cp_async (`make check-02`): data only; tools/checker.py reads them.
 
 Floors are fractions of cudaMemcpy device-to-device measured in the same run,
-set below what the H200 recorded (the table in this step's README.md) so that
-a real regression fails and run-to-run noise does not. copy_4stage's floor is
-the step's promise: a cp.async pipeline copies at >= 97 % of cudaMemcpy.
+about 90 % of the lowest value the H200 and the H100 recorded (results/; a
+test keeps each between 70 and 100 % of it). copy_4stage's floor is the
+step's promise: a cp.async pipeline copies at >= 97 % of cudaMemcpy.
 perf_order holds the lesson's claims: the pipelined polynomial beats both the
-register-staged and the single-stage version, and short-lived blocks beat a
-persistent one.
+register-staged and the single-stage version, four stages beat two, and a
+dynamic schedule beats a fixed share per persistent block.
 """
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-from checker import Step, run  # noqa: E402
-
-STEP = Step(
-    name="02_cp_async",
-    perf_floors={
-        "cudaMemcpy_D2D": 1.00,
-        "staged_ldg_sts": 0.85,
-        "staged_ca4": 0.85,
-        "staged_ca8": 0.85,
-        "staged_ca16": 0.85,
-        "staged_cg16": 0.85,
-        "groups_oldest_first": 0.85,
-        "copy_regs": 0.55,
-        "copy_1stage": 0.55,
-        "copy_2stage": 0.75,
-        "copy_4stage": 0.97,
-        "poly_regs": 0.32,
-        "poly_1stage": 0.32,
-        "poly_2stage": 0.45,
-        "poly_4stage": 0.47,
-        "copy_4stage_persistent": 0.80,
-    },
-    headline="copy_4stage",
-    perf_order=[
-        ("poly_4stage", "poly_regs"),
-        ("poly_4stage", "poly_1stage"),
-        ("copy_4stage", "copy_2stage"),
-        ("copy_4stage", "copy_4stage_persistent"),
-    ],
-    sass={
-        "staged<0>": ["LDG.E.128[.CONSTANT]", "STS.128", "LDS.128", "STG.E.128"],
-        "staged<1>": ["LDGSTS.E", "LDGDEPBAR", "DEPBAR.LE"],
-        "staged<2>": ["LDGSTS.E.64", "LDGDEPBAR", "DEPBAR.LE"],
-        "staged<3>": ["LDGSTS.E.128", "LDGDEPBAR", "DEPBAR.LE"],
-        "staged<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE"],
-        "groups": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE"],
-        "tail_copy": ["LDGSTS.E.BYPASS.128", "LDGSTS.E.BYPASS.128.ZFILL", "LDGDEPBAR", "DEPBAR.LE"],
-        "pipeline<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE"],
-        "regs_staged": ["LDG.E.128[.CONSTANT]", "STS.128"],
-    },
-)
-
-if __name__ == "__main__":
-    sys.exit(run(STEP))
+perf_floors = {
+    "cudaMemcpy_D2D": 1.00,
+    "staged_ldg_sts": 0.861,
+    "staged_ca4": 0.873,
+    "staged_ca8": 0.864,
+    "staged_ca16": 0.862,
+    "staged_cg16": 0.86,
+    "groups_oldest_first": 0.873,
+    "copy_regs": 0.591,
+    "copy_1stage": 0.583,
+    "copy_2stage": 0.784,
+    "copy_4stage": 0.97,
+    "poly_regs": 0.356,
+    "poly_1stage": 0.358,
+    "poly_2stage": 0.502,
+    "poly_4stage": 0.519,
+    "copy_4stage_persistent": 0.812,
+    "copy_4stage_dynamic": 0.836,
+}
+headline = "copy_4stage"
+perf_order = [
+    ("poly_4stage", "poly_regs"),
+    ("poly_4stage", "poly_1stage"),
+    ("copy_4stage", "copy_2stage"),
+    ("copy_4stage_dynamic", "copy_4stage_persistent"),
+]
+sass = {
+    "staged<0>": ["LDG.E.128[.CONSTANT]", "STS.128", "LDS.128", "STG.E.128"],
+    "staged<1>": ["LDGSTS.E", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "staged<2>": ["LDGSTS.E.64", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "staged<3>": ["LDGSTS.E.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "staged<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "groups": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x3", "DEPBAR.LE SB0, 0x2", "DEPBAR.LE SB0, 0x1",
+               "DEPBAR.LE SB0, 0x0"],
+    "tail_copy": ["LDGSTS.E.BYPASS.128", "LDGSTS.E.BYPASS.128.ZFILL", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "pipeline<1>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+    "pipeline<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x3"],
+    "pipeline_dynamic<4>": ["ATOMG.E.ADD*", "LDGSTS.E.BYPASS.128", "DEPBAR.LE SB0, 0x3"],
+    "regs_staged": ["LDG.E.128[.CONSTANT]", "STS.128"],
+}
+sass_absent = {
+    "staged<0>": ["LDGSTS*"],  # the LDG + STS version has no async copy
+    "regs_staged": ["LDGSTS*"],
+}
+bugs = {
+    1: "wait_group STAGES instead of STAGES - 1: tiles read while in flight; every cp.async pipeline check fails",
+    2: "no __syncthreads after the waits in groups: other warps' rows read before they land; "
+       "groups_oldest_first fails, racecheck names the race",
+}

@@ -1,37 +1,51 @@
-#!/usr/bin/env python3
-"""Checker rules for step 03_tma_load (`make check-03`).
+"""Rules for step 03_tma_load (`make check-03`): data only; tools/checker.py reads them.
 
 Floors are fractions of cudaMemcpy device-to-device measured in the same run.
 The sums only read, so their bandwidth (bytes read / time) is compared with a
-copy's (bytes read + written / time); a pure read can exceed 100 %. On the
-H200 the TMA sum did not beat the uint4 loads (the lesson says why we think
-so), so no ordering claim is made here.
+copy's (bytes read + written / time); a pure read can exceed 100 %.
+The proxy fence is the pair MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S: ptxas puts a
+FENCE.VIEW.ASYNC.S of its own before every mbarrier init, and the bounded
+wait's report has a MEMBAR.ALL.CTA, so neither alone proves the fence.
 """
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-from checker import Step, run  # noqa: E402
-
-STEP = Step(
-    name="03_tma_load",
-    perf_floors={
-        "cudaMemcpy_D2D": 1.00,
-        "sum_ldg_uint4": 0.90,
-        "sum_tma_4stage": 0.88,
-    },
-    headline="sum_tma_4stage",
-    sass={
-        "tile_load": ["UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64*", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
-                      "MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S"],
-        "reuse_one_barrier": ["UTMALDG.2D", "SYNCS.CCTL.IV"],
-        "reuse_two_barriers": ["UTMALDG.2D"],
-        "bulk_copy": ["UBLKCP.S.G"],
-        "sum_tma": ["UTMALDG.2D"],
-        "sum_ldg": ["LDG.E.128[.CONSTANT]"],
-    },
-)
-
-if __name__ == "__main__":
-    sys.exit(run(STEP))
+perf_floors = {
+    "cudaMemcpy_D2D": 1.00,
+    "sum_ldg_uint4": 0.929,
+    "sum_tma_4stage": 0.89,
+    "sum_tma_ring": 0.865,
+    "sum_tma_ring_setmaxnreg": 0.861,
+    "sum_bulk_ring": 0.936,
+}
+headline = "sum_tma_4stage"
+sass = {
+    "tile_load": ["UTMALDG.2D", "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64*", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                  "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
+    "reuse_one_barrier": ["UTMALDG.2D", "SYNCS.CCTL.IV"],
+    "reuse_two_barriers": ["UTMALDG.2D"],
+    "one_box": ["UTMALDG.2D", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
+    "bulk_copy": ["UBLKCP.S.G", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
+    "sum_tma": ["UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT"],
+    "sum_ldg": ["LDG.E.128[.CONSTANT]"],
+    "sum_ring<false, false>": ["UTMALDG.2D", "ELECT", "SYNCS.ARRIVE.TRANS64*", "SYNCS.PHASECHK.TRANS64.TRYWAIT"],
+    "sum_ring<true, false>": ["UTMALDG.2D", "ELECT", "USETMAXREG.DEALLOC.CTAPOOL", "USETMAXREG.TRY_ALLOC.CTAPOOL"],
+    "sum_ring<false, true>": ["UBLKCP.S.G", "ELECT", "SYNCS.ARRIVE.TRANS64*", "SYNCS.PHASECHK.TRANS64.TRYWAIT"],
+}
+sass_absent = {
+    "sum_ring<false, false>": ["USETMAXREG*"],
+}
+sass_count = {
+    # one __syncthreads, before the roles split: none in the producer's or the consumers' loop
+    "sum_ring<false, false>": {"BAR.SYNC[.DEFER_BLOCKING]": 1},
+    "sum_ring<true, false>": {"BAR.SYNC[.DEFER_BLOCKING]": 1},
+}
+bugs = {
+    1: "wait on parity 1 for the first phase: returns at once, the box is read before it lands (tiling fails), "
+       "or, where the box landed first, the wait hangs until the bound reports it",
+    2: "expect_tx 16 bytes more than the box: the phase never completes; the bounded wait reports the barrier, "
+       "its line and parity, and tiling fails as hung",
+    3: "the ring's consumers never arrive on empty: the producer's bounded wait names &empty[s] and the parity; "
+       "sum_tma_ring fails as hung",
+    4: "the ring's producer waits on empty[s] for the flipped parity: the first phase, which nobody completes, so "
+       "nothing is loaded; the bounded wait names the first barrier that timed out (the producer's &empty[s] or a "
+       "consumer's &full[s]), and sum_tma_ring fails as hung",
+}

@@ -1,33 +1,43 @@
-#!/usr/bin/env python3
-"""Checker rules for step 04_tma_store (`make check-04`).
+"""Rules for step 04_tma_store (`make check-04`): data only; tools/checker.py reads them.
 
 Floors are fractions of cudaMemcpy device-to-device measured in the same run,
-below what the H200 recorded (this step's README.md). copy_tma's floor keeps
-the TMA copy within a few percent of cudaMemcpy; perf_order holds the
-lesson's claim that one-box blocks beat the persistent ring.
+about 90 % of the lowest value the H200 and the H100 recorded (results/; a
+test keeps each between 70 and 100 % of it). copy_tma's floor keeps the TMA
+copy within a few percent of cudaMemcpy. perf_order holds the lesson's
+claims about persistent copies: a dynamic schedule beats a fixed share.
+The SASS shows the two bulk waits apart: the full wait (wait_group N) is
+DEPBAR.LE followed by CCTL.IVALL; the .read form is DEPBAR.LE alone.
 """
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-from checker import Step, run  # noqa: E402
-
-STEP = Step(
-    name="04_tma_store",
-    perf_floors={
-        "cudaMemcpy_D2D": 1.00,
-        "copy_tma": 0.97,
-        "copy_tma_persistent": 0.80,
-    },
-    headline="copy_tma",
-    perf_order=[("copy_tma", "copy_tma_persistent")],
-    sass={
-        "add_one": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "MEMBAR.ALL.CTA", "FENCE.VIEW.ASYNC.S", "DEPBAR.LE"],
-        "bulk_store_kernel": ["UBLKCP.G.S", "UTMACMDFLUSH", "DEPBAR.LE"],
-        "tma_copy": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "DEPBAR.LE"],
-    },
-)
-
-if __name__ == "__main__":
-    sys.exit(run(STEP))
+perf_floors = {
+    "cudaMemcpy_D2D": 1.00,
+    "copy_tma": 0.97,
+    "copy_tma_persistent": 0.801,
+    "copy_tma_persistent_strided": 0.818,
+    "copy_tma_persistent_dynamic": 0.878,
+    "copy_tma_ring": 0.876,
+    "copy_bulk_ring": 0.879,
+}
+headline = "copy_tma"
+perf_order = [
+    ("copy_tma", "copy_tma_persistent"),
+    ("copy_tma_persistent_dynamic", "copy_tma_persistent"),
+    ("copy_tma_persistent_dynamic", "copy_tma_persistent_strided"),
+]
+sass = {
+    "add_one": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S",
+                "DEPBAR.LE SB0, 0x0 + CCTL.IVALL"],
+    "fence_probe": ["UBLKCP.G.S", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S", "DEPBAR.LE SB0, 0x0 + CCTL.IVALL"],
+    "bulk_store_kernel": ["UBLKCP.G.S", "UTMACMDFLUSH", "DEPBAR.LE SB0, 0x0", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
+    "tma_copy": ["UTMALDG.2D", "UTMASTG.2D", "UTMACMDFLUSH", "DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x0 + CCTL.IVALL"],
+    "copy_ring<false>": ["UTMALDG.2D", "UTMASTG.2D", "ELECT", "DEPBAR.LE SB0, 0x1", "SYNCS.ARRIVE.TRANS64*"],
+    "copy_ring<true>": ["UBLKCP.S.G", "UBLKCP.G.S", "ELECT", "DEPBAR.LE SB0, 0x1", "SYNCS.ARRIVE.TRANS64*"],
+}
+sass_absent = {
+    "bulk_store_kernel": ["CCTL.IVALL"],  # its only wait is wait_group.read
+    "tma_copy": ["DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],  # the .read wait in the loop
+}
+bugs = {
+    1: "no fence.proxy.async before the TMA stores: the memory model no longer orders the threads' writes "
+       "before the store's read; where the hardware does not expose it, the program says so",
+}

@@ -1,27 +1,25 @@
-#!/usr/bin/env python3
-"""Checker rules for step 05_swizzle (`make check-05`).
+"""Rules for step 05_swizzle (`make check-05`): data only; tools/checker.py reads them.
 
 This step measures no bandwidth: its results are layouts (every element of
 every mode, element size and offset where the formula says) and bank-conflict
 costs (TIME lines, machine-dependent). The README's result column quotes the
-layout checks.
+layout checks. `make profile-05` counts ncu's shared-memory wavefronts per
+load instruction for the four bank_patterns launches.
 """
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-from checker import Step, run  # noqa: E402
-
-STEP = Step(
-    name="05_swizzle",
-    perf_floors={},
-    headline="check:layout_",
-    sass={
-        "raw_load": ["UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT"],
-        "bank_patterns": ["UTMALDG.2D", "LDS", "CS2R"],
+perf_floors = {}
+headline = "check:layout_"
+sass = {
+    "raw_load": ["UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
+    "bank_patterns": ["UTMALDG.2D", "LDS", "CS2R"],
+}
+profile = {
+    "kernel": "bank_patterns",
+    "launches": ["row", "column", "column_padded", "column_swizzled"],
+    "metrics": {
+        "lds_instructions": "smsp__sass_inst_executed_op_shared_ld.sum",
+        "wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "bank_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     },
-)
-
-if __name__ == "__main__":
-    sys.exit(run(STEP))
+    "ratios": {"wavefronts_per_lds": ["wavefronts", "lds_instructions"]},
+}

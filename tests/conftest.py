@@ -17,8 +17,9 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 
 from checker import load_step  # noqa: E402
+from contract import step_dirs  # noqa: E402
 
-STEP_DIRS = sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
+STEP_DIRS = step_dirs()
 
 
 def no_gpu_env() -> dict[str, str]:
@@ -30,7 +31,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
     kw.setdefault("cwd", REPO)
-    kw.setdefault("timeout", 600)
+    kw.setdefault("timeout", 900)
     return subprocess.run(cmd, **kw)
 
 

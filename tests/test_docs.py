@@ -10,7 +10,8 @@ import results_table
 
 from conftest import REPO, STEP_DIRS, binary, run
 
-DOCS = [REPO / "README.md"] + [REPO / d / "README.md" for d in STEP_DIRS]
+DOCS = [REPO / "README.md"] + [REPO / d / "README.md" for d in STEP_DIRS] + [REPO / "notebooks" / "README.md"]
+TRACKED = run(["git", "ls-files"]).stdout.split()
 
 
 def make_targets_named(text):
@@ -102,7 +103,9 @@ def squash(s):
 def test_lesson_quotes_are_real_code(step_dir):
     lesson = (REPO / step_dir / "README.md").read_text()
     sources = " ".join(squash(p.read_text()) for p in
-                       [*(REPO / step_dir).glob("*.cu"), *(REPO / "common").glob("*.cuh"), *(REPO / "common").glob("*.h")])
+                       [*(REPO / step_dir).glob("*.cu"), *(REPO / step_dir).glob("*.cuh"), *(REPO / step_dir).glob("*.h"),
+                        *(REPO / "common").iterdir(), *(p for d in STEP_DIRS for p in (REPO / d).glob("*.cuh")),
+                        *(p for d in STEP_DIRS for p in (REPO / d).glob("*.h"))])
     blocks = cuda_blocks(lesson)
     assert blocks, "a lesson quotes its key code"
     for block in blocks:
@@ -132,7 +135,7 @@ def test_lesson_ptx_is_real_ptx(step_dir, tmp_path):
         pytest.skip("this lesson quotes no PTX")
     source = next((REPO / step_dir).glob("*.cu"))
     ptx = tmp_path / "step.ptx"
-    p = run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-Icommon", "-ptx",
+    p = run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-I.", "-ptx",
              str(source), "-o", str(ptx)])
     assert p.returncode == 0, p.stderr
     generated = {squash(ln) for ln in ptx.read_text().splitlines()}
@@ -148,3 +151,31 @@ def test_lesson_resource_lines_are_real(built, step_dir):
     log = {ln.strip() for ln in (REPO / "build" / f"{step_dir}.log").read_text().splitlines()}
     for ln in quoted:
         assert ln in log, f"ptxas line not in build/{step_dir}.log: {ln}"
+
+
+def test_nothing_points_outside_the_repository():
+    # A learner has only the repository: no design notes or fact sheets that
+    # live elsewhere, no ../ paths.
+    for name in TRACKED:
+        path = REPO / name
+        if path.suffix not in (".md", ".cu", ".cuh", ".h", ".c", ".py", ".ipynb", ".txt", "") or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        for bad in ("DESIGN.md", "PTX_FACTS.md", "STYLE.md", "../shared"):
+            assert bad not in text, f"{name} mentions {bad}, which is not in the repository"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_paths_named_in_docs_exist(doc):
+    # `common/tutorial.cuh`, [links](../03_tma_load/README.md), 05_swizzle/swizzle.h ...
+    text = doc.read_text()
+    names = set(re.findall(r"\]\(([^)#\s]+)", text))  # markdown links
+    names |= set(re.findall(r"`((?:common|tools|tests|results|notebooks|\d\d_\w+)/[\w./-]+)`", text))
+    for name in sorted(names):
+        if "://" in name or name.endswith("/"):
+            continue
+        target = (doc.parent / name) if not name.startswith(("common/", "tools/", "tests/", "results/", "notebooks/"))\
+            and not re.match(r"\d\d_", name) else REPO / name
+        if not target.exists() and (REPO / name).exists():
+            target = REPO / name
+        assert target.exists(), f"{doc.relative_to(REPO)} names {name}, which does not exist"

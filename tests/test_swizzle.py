@@ -1,14 +1,15 @@
-"""Step 05 on the CPU: the swizzle formula (common/swizzle.h in C, and the
+"""Step 05 on the CPU: the swizzle formula (05_swizzle/swizzle.h in C, and the
 Python model) against every element the H200 recorded, and the bank model
 against known answers and against ncu's counters."""
 
-import csv
 import re
 import subprocess
 
 import pytest
 
 import swizzle_model as m
+from contract import read_csv
+from ncu_profile import profile_csv
 
 from conftest import REPO
 
@@ -33,7 +34,7 @@ def test_python_model_matches_h200(L):
 
 def test_swizzle_h_matches_h200(tmp_path):
     exe = tmp_path / "unit_swizzle"
-    p = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-Icommon", "tests/unit_swizzle.c", "-o",
+    p = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I.", "tests/unit_swizzle.c", "-o",
                         str(exe)], cwd=REPO, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     cases = "".join(f'{m.MODES[L["mode"]]} {L["elem_bytes"]} {L["abs_base"]} {L["rows"]} {L["cols"]}\n'
@@ -75,9 +76,9 @@ def test_bank_model_known_answers(pattern, degree):
 
 
 def test_bank_model_agrees_with_ncu_and_the_program():
-    rows = list(csv.DictReader((REPO / "results" / "ncu_banks_NVIDIA_H200.csv").open()))
-    assert [r["pattern"] for r in rows] == ["row", "column", "column_padded", "column_swizzled"]
+    rows = read_csv(profile_csv("05_swizzle", "NVIDIA H200"))
+    assert [r["launch"] for r in rows] == ["row", "column", "column_padded", "column_swizzled"]
     for r in rows:
-        assert float(r["wavefronts_per_lds"]) == m.conflict_degree(*m.pattern_addresses(r["pattern"]))
+        assert float(r["wavefronts_per_lds"]) == m.conflict_degree(*m.pattern_addresses(r["launch"]))
     for p in REC["bank"]["patterns"]:
         assert p["model_degree"] == m.conflict_degree(*m.pattern_addresses(p["name"]))

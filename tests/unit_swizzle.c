@@ -1,11 +1,11 @@
-/* common/swizzle.h compiled as plain C (no CUDA): for each case on stdin,
+/* 05_swizzle/swizzle.h compiled as plain C (no CUDA): for each case on stdin,
  * "mode elem_bytes abs_base rows cols", prints one line with the logical
  * element index swizzle.h puts at each physical position of the box.
  * tests/test_swizzle.py compares it with the H200 recording. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "swizzle.h"
+#include "05_swizzle/swizzle.h"
 
 int main(void) {
     int mode;

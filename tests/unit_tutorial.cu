@@ -1,13 +1,17 @@
 // Host-side unit tests of common/tutorial.cuh (no GPU: only functions that
 // make no CUDA call). Built and run by tests/test_tutorial_host.py. Prints one
 // line per case, "ok NAME" or "FAIL NAME: why", and exits 1 on any failure.
-#include "tutorial.cuh"
+#include "common/tutorial.cuh"
 
 static int failures = 0;
-#define EXPECT(name, cond)                                        \
-    do {                                                          \
-        if (cond) printf("ok %s\n", name);                        \
-        else { printf("FAIL %s: %s\n", name, #cond); ++failures; } \
+#define EXPECT(name, cond)                        \
+    do {                                          \
+        if (cond)                                 \
+            printf("ok %s\n", name);              \
+        else {                                    \
+            printf("FAIL %s: %s\n", name, #cond); \
+            ++failures;                           \
+        }                                         \
     } while (0)
 
 int main(void) {
@@ -25,6 +29,9 @@ int main(void) {
         if (i) neighbours_differ &= want[i] != want[i - 1];
     }
     EXPECT("fill_never_poison", poison_free);
+    // The poison must be the byte repeated (cudaMemset writes bytes), and not
+    // zero: a TMA zero-fills out-of-bounds elements, which poison 0 would hide.
+    EXPECT("poison_word_is_the_byte", POISON_WORD == 0x01010101u * POISON_BYTE && POISON_BYTE != 0);
     EXPECT("fill_neighbours_differ", neighbours_differ);
     uint32_t other[4];
     fill_seeded_words(other, 4, 8);

@@ -1,12 +1,18 @@
-"""`make bench`: run every step at full size and record its PERF lines.
+"""`make bench`: run every step at full size and record what it printed.
 
     python3 tools/bench.py [--build build] 01_memcpy_baseline 02_cp_async ...
 
-Writes results/<GPU name>.csv (e.g. results/NVIDIA_H200.csv), one row per PERF
-line. Rows of the steps run now replace that GPU's earlier rows for the same
-steps; other steps' rows stay, so benchmarking one step updates only it. A step
-that fails (any non-zero exit, 77 included) makes the whole command fail, and
-its old rows are kept rather than replaced by nothing.
+For each step, on the GPU this runs on:
+- its PERF lines go into results/<GPU>.csv (e.g. results/NVIDIA_H200.csv),
+  one row per line; rows of the steps run now replace that GPU's earlier rows
+  for those steps, other steps' rows stay;
+- its whole output goes to results/runs/<GPU>/<step>.txt, and the output of
+  each `--bug N` that its check.py lists in `bugs` to <step>.bugN.txt, with
+  the exit code on the first line. Lessons quote these runs (tools/results_table.py),
+  and the tests check that every recorded run still passes its checker.
+A step that fails (any non-zero exit, 77 included) makes the whole command
+fail, and its old rows are kept rather than replaced by nothing. A --bug run
+may fail: that is what it is for.
 """
 
 from __future__ import annotations
@@ -14,39 +20,29 @@ from __future__ import annotations
 import argparse
 import csv
 import pathlib
-import re
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from checker import GPU_RE, parse_perf  # noqa: E402
+from checker import load_step, parse_perf  # noqa: E402
+from contract import GPU_RE, REPO, RESULTS, gpu_slug, perf_csv, read_csv  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-RESULTS = REPO / "results"
 COLUMNS = ["step", "name", "ms", "gb_per_s", "pct_of_memcpy", "gpu", "sm", "cuda", "driver", "date"]
-
-
-def gpu_file_name(gpu_name: str) -> str:
-    """'NVIDIA H200' -> 'NVIDIA_H200.csv'."""
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", gpu_name).strip("_") + ".csv"
 
 
 def parse_gpu(output: str) -> dict[str, str]:
     for ln in output.splitlines():
         m = GPU_RE.match(ln)
         if m:
-            tail = re.search(r"CUDA (\S+) driver (.+)$", ln)
-            return {"gpu": m["name"], "sm": m["sm"], "cuda": tail[1] if tail else "",
-                    "driver": tail[2] if tail else ""}
+            tail = ln.split(") CUDA ", 1)[1].split(" driver ", 1) if ") CUDA " in ln else ["", ""]
+            return {"gpu": m["name"], "sm": m["sm"], "cuda": tail[0], "driver": tail[1] if len(tail) > 1 else ""}
     raise ValueError("no GPU line in the output")
 
 
-def read_rows(path: pathlib.Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+def run_dir(gpu_name: str) -> pathlib.Path:
+    """results/runs/<GPU>/: the recorded outputs of full runs on that GPU."""
+    return RESULTS / "runs" / gpu_slug(gpu_name)
 
 
 def write_rows(path: pathlib.Path, rows: list[dict[str, str]]) -> None:
@@ -57,50 +53,62 @@ def write_rows(path: pathlib.Path, rows: list[dict[str, str]]) -> None:
         w.writerows(rows)
 
 
+def run(binary: pathlib.Path, args: list[str], timeout: float) -> tuple[int, str, str]:
+    p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def record_run(path: pathlib.Path, args: list[str], code: int, out: str, err: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {' '.join(['$', path.name.split('.')[0], *args])}: exit {code}\n{out}"
+                    + "".join(f"# stderr: {ln}\n" for ln in err.splitlines()))
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description="Run every step and record its PERF lines.")
+    ap = argparse.ArgumentParser(description="Run every step and record its PERF lines and outputs.")
     ap.add_argument("steps", nargs="+")
     ap.add_argument("--build", default="build")
     ap.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args()
 
-    new: dict[str, list[dict[str, str]]] = {}   # csv file -> rows
-    done: dict[str, set[str]] = {}              # csv file -> steps run now
+    new: dict[pathlib.Path, list[dict[str, str]]] = {}  # csv file -> rows
+    done: dict[pathlib.Path, set[str]] = {}             # csv file -> steps run now
     failed = []
     for step in a.steps:
         binary = REPO / a.build / step
         t0 = time.time()
         try:
-            p = subprocess.run([str(binary)], capture_output=True, text=True, timeout=a.timeout)
+            code, out, err = run(binary, [], a.timeout)
         except subprocess.TimeoutExpired:
             print(f"bench {step}: FAIL (timed out after {a.timeout:.0f} s)")
             failed.append(step)
             continue
-        if p.returncode != 0:
-            print(f"bench {step}: FAIL (exit {p.returncode}) {p.stderr.strip()}")
+        perf, problems = parse_perf(out)
+        if code != 0 or problems:
+            print(f"bench {step}: FAIL (exit {code}) {problems} {err.strip()}")
             failed.append(step)
             continue
-        perf, problems = parse_perf(p.stdout)
-        if problems:
-            print(f"bench {step}: FAIL {problems}")
-            failed.append(step)
-            continue
-        if not perf:  # a step whose results are layouts or TIME lines (05): nothing to record
-            print(f"bench {step}: passed, no PERF lines to record")
-            continue
-        gpu = parse_gpu(p.stdout)
-        fname = gpu_file_name(gpu["gpu"])
+        gpu = parse_gpu(out)
+        record_run(run_dir(gpu["gpu"]) / f"{step}.txt", [], code, out, err)
+        for bug in sorted(load_step(step).bugs):
+            args = ["--bug", str(bug)]
+            try:
+                bcode, bout, berr = run(binary, args, a.timeout)
+            except subprocess.TimeoutExpired:
+                bcode, bout, berr = 124, "", f"timed out after {a.timeout:.0f} s"
+            record_run(run_dir(gpu["gpu"]) / f"{step}.bug{bug}.txt", args, bcode, bout, berr)
+            print(f"bench {step} --bug {bug}: exit {bcode}")
+        path = perf_csv(gpu["gpu"])
         date = time.strftime("%Y-%m-%d")
         for name, v in perf.items():
-            new.setdefault(fname, []).append({
+            new.setdefault(path, []).append({
                 "step": step, "name": name, "ms": f"{v['ms']:.3f}", "gb_per_s": f"{v['gbps']:.1f}",
                 "pct_of_memcpy": f"{v['pct']:.1f}", **gpu, "date": date})
-        done.setdefault(fname, set()).add(step)
-        print(f"bench {step}: {len(perf)} PERF lines in {time.time() - t0:.1f} s -> results/{fname}")
+        done.setdefault(path, set()).add(step)
+        print(f"bench {step}: {len(perf)} PERF lines in {time.time() - t0:.1f} s -> {path.relative_to(REPO)}")
 
-    for fname, rows in new.items():
-        path = RESULTS / fname
-        kept = [r for r in read_rows(path) if r["step"] not in done[fname]]
+    for path, rows in new.items():
+        kept = [r for r in read_csv(path) if r["step"] not in done[path]]
         write_rows(path, sorted(kept + rows, key=lambda r: r["step"]))
     if failed:
         print(f"bench: FAILED: {' '.join(failed)}")

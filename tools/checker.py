@@ -1,19 +1,24 @@
-"""The checker engine: every NN_topic/check.py declares a Step and calls run().
+"""The checker engine (`make check-NN`): one engine, a data-only rules file per step.
 
-A step's program prints (DESIGN.md, "The program contract"):
+    python3 tools/checker.py 03_tma_load [--binary build/03_tma_load] [--timeout 600]
+    python3 tools/checker.py 03_tma_load --output saved.txt [--exit-code 0]
+    python3 tools/checker.py 03_tma_load --update      (on a GPU: record expected_output.txt)
 
-    == 01_memcpy_baseline: ...            deterministic
-    problem: ...                          deterministic
-    check  name ........ PASS  (0 of N wrong)
-    GPU    NVIDIA H200 (...)              machine-dependent: form only
-    PERF   name   0.512 ms  4194.3 GB/s  98.1 % of memcpy
-    TIME   ...                            machine-dependent: form only
-    RESULT: PASS
+NN_topic/check.py holds the step's rules as plain Python values (no code):
+
+    perf_floors  {PERF name: lowest acceptable fraction of memcpy}
+    headline     the PERF name (or "check:<prefix>") quoted in README.md's step table
+    perf_order   [(faster, slower), ...]: claims a lesson makes, checked on every run
+    sass         {kernel: [SASS opcodes it must contain]}      (tools/sass.py)
+    sass_absent  {kernel: [SASS opcodes it must NOT contain]}
+    sass_count   {kernel: {SASS pattern: how many times exactly}}
+    profile      what `make profile-NN` measures with ncu      (tools/ncu_profile.py)
+    bugs         {N: what `--bug N` breaks, and how the program tells}  (tools/bench.py runs each)
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
-is FAIL; then every rule below, each failure reported with what was expected.
-Only the Python standard library is used, so `make check-NN` works with a
-plain python3 on a GPU machine.
+is FAIL; then every rule, each failure reported with what was expected.
+Exit codes: 0 pass, 1 fail, 77 skip, 2 the check itself could not run (a
+missing binary, bad options).
 """
 
 from __future__ import annotations
@@ -21,40 +26,35 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import importlib.util
+import math
 import pathlib
-import re
+import runpy
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-
-MACHINE_PREFIXES = ("GPU", "PERF", "TIME")
-PERF_RE = re.compile(
-    r"^PERF\s+(?P<name>\S+)\s+(?P<ms>\d+\.\d+) ms\s+(?P<gbps>\d+\.\d+) GB/s\s+"
-    r"(?P<pct>\d+\.\d+) % of memcpy$"
-)
-CHECK_RE = re.compile(r"^check\s+(?P<name>\S+) \.+ (?P<verdict>PASS|FAIL)  \((?P<wrong>\d+) of (?P<total>\d+) wrong\)$")
-GPU_RE = re.compile(r"^GPU\s+(?P<name>.+?) \(sm_(?P<sm>\d+), (?P<sms>\d+) SMs, (?P<l2>\d+) MiB L2\)")
-REFERENCE = "cudaMemcpy_D2D"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from contract import (CHECK_RE, GPU_RE, REFERENCE, REPO, PERF_RE, deterministic_lines,  # noqa: E402
+                      step_dirs)
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
+RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "profile", "bugs"}
 
 
 @dataclasses.dataclass
 class Step:
-    """What a step declares: its PERF lines with their floors, its headline
-    result (the README's column), and the SASS its kernels must contain."""
+    """What a step's check.py declares."""
 
-    name: str                       # "01_memcpy_baseline": folder and binary name
-    perf_floors: dict[str, float]   # PERF name -> lowest acceptable fraction of memcpy
-    headline: str                   # the PERF name quoted in README.md's step table
-    sass: dict[str, list[str]]      # kernel name -> SASS opcodes it must contain (see tools/sass.py)
-    # (faster, slower) PERF pairs: the claims a lesson makes ("batching beats
-    # one load at a time"), checked on every run, not only at the recording.
+    name: str                                # "01_memcpy_baseline": folder and binary name
+    perf_floors: dict[str, float]
+    headline: str
+    sass: dict[str, list[str]]
     perf_order: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    sass_absent: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    sass_count: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    profile: dict | None = None
+    bugs: dict[int, str] = dataclasses.field(default_factory=dict)
 
     @property
     def folder(self) -> pathlib.Path:
@@ -69,24 +69,20 @@ class Step:
 class Verdict:
     status: str
     problems: list[str]
-    perf: dict[str, float]          # PERF name -> % of memcpy, as printed
+    perf: dict[str, float]  # PERF name -> % of memcpy, as printed
 
 
 def load_step(step_dir: str) -> Step:
-    """The Step that NN_topic/check.py declares (tests, sass.py and bench use it)."""
+    """The Step that NN_topic/check.py declares, read as data."""
     path = REPO / step_dir / "check.py"
-    spec = importlib.util.spec_from_file_location(f"check_{step_dir}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.STEP
-
-
-def is_machine_line(line: str) -> bool:
-    return any(re.match(rf"^{p}\s", line) for p in MACHINE_PREFIXES)
-
-
-def deterministic_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if ln.strip() and not is_machine_line(ln)]
+    if not path.is_file():
+        raise FileNotFoundError(f"{step_dir}/check.py not found: is '{step_dir}' a step folder? "
+                                f"(steps: {', '.join(step_dirs())})")
+    values = {k: v for k, v in runpy.run_path(str(path)).items() if not k.startswith("__")}
+    unknown = set(values) - RULE_KEYS
+    if unknown:
+        raise ValueError(f"{step_dir}/check.py: unknown names {sorted(unknown)} (allowed: {sorted(RULE_KEYS)})")
+    return Step(name=step_dir, **values)
 
 
 def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:
@@ -100,10 +96,9 @@ def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:
         if not m:
             problems.append(f"malformed PERF line (want 'PERF name  X ms  Y GB/s  Z % of memcpy'): {ln!r}")
             continue
-        name = m["name"]
-        if name in perf:
-            problems.append(f"PERF {name} appears twice")
-        perf[name] = {k: float(m[k]) for k in ("ms", "gbps", "pct")}
+        if m["name"] in perf:
+            problems.append(f"PERF {m['name']} appears twice")
+        perf[m["name"]] = {k: float(m[k]) for k in ("ms", "gbps", "pct")}
     return perf, problems
 
 
@@ -133,10 +128,6 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
             elif m["verdict"] != "PASS" or m["wrong"] != "0":
                 problems.append(f"check failed: {ln.strip()}")
             checks += 1
-        elif ln.startswith("GPU") and not re.match(r"^GPU\s+\S", ln):
-            problems.append(f"malformed GPU line: {ln!r}")
-        elif ln.startswith("TIME") and not re.match(r"^TIME\s+\S", ln):
-            problems.append(f"malformed TIME line: {ln!r}")
     if checks == 0:
         problems.append("no check lines: nothing was verified")
     if not any(GPU_RE.match(ln) for ln in lines):
@@ -164,8 +155,7 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
         want, got = deterministic_lines(expected), deterministic_lines(output)
         if want != got:
             diff = difflib.unified_diff(want, got, "expected_output.txt", "this run", lineterm="", n=1)
-            problems.append("deterministic lines differ from expected_output.txt:\n    "
-                            + "\n    ".join(diff))
+            problems.append("deterministic lines differ from expected_output.txt:\n    " + "\n    ".join(diff))
     return Verdict(FAIL if problems else PASS, problems, {k: v["pct"] for k, v in perf.items()})
 
 
@@ -176,55 +166,84 @@ def report(step: Step, verdict: Verdict, log: pathlib.Path | None) -> None:
         floor = step.perf_floors.get(name)
         if floor is not None:
             mark = "ok" if pct >= 100.0 * floor else "BELOW FLOOR"
-            print(f"  PERF {name:<22} {pct:6.1f} % of memcpy  (floor {100.0 * floor:5.1f} %)  {mark}")
+            print(f"  PERF {name:<26} {pct:6.1f} % of memcpy  (floor {100.0 * floor:5.1f} %)  {mark}")
     where = f"; log {log.relative_to(REPO) if log.is_relative_to(REPO) else log}" if log else ""
     print(f"{step.name}: {verdict.status}{where}")
 
 
 def run_program(binary: pathlib.Path, timeout: float, args: list[str]) -> tuple[str, str, int]:
+    """stdout, stderr and exit code of one run; undecodable bytes become U+FFFD."""
     try:
-        p = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return out, f"timed out after {timeout:.0f} s: the program hung or is far too slow", 124
-    except OSError as e:
-        return "", f"cannot start {binary}: {e} (run `make` first)", 127
-    return p.stdout, p.stderr, p.returncode
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        return out, f"timed out after {timeout:g} s: the program hung or is far too slow", 124
+    return p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), p.returncode
 
 
-def run(step: Step, argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=f"Check step {step.name} against its expected output.")
-    ap.add_argument("--binary", type=pathlib.Path, default=REPO / "build" / step.name)
+def positive_seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds")
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive, finite number of seconds")
+    return v
+
+
+def usage_error(message: str) -> int:
+    print(f"checker: {message}")
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Check a step's program against its expected output and rules.")
+    ap.add_argument("step", help="the step folder, e.g. 03_tma_load")
+    ap.add_argument("--binary", type=pathlib.Path, help="default: build/<step>")
     ap.add_argument("--output", type=pathlib.Path, help="judge this saved output instead of running")
     ap.add_argument("--exit-code", type=int, default=0, help="with --output: the exit code of that run")
-    ap.add_argument("--expected", type=pathlib.Path, default=step.expected_path)
-    ap.add_argument("--timeout", type=float, default=600.0, help="seconds before a run counts as hung")
+    ap.add_argument("--expected", type=pathlib.Path, help="default: <step>/expected_output.txt")
+    ap.add_argument("--timeout", type=positive_seconds, default=600.0, help="seconds before a run counts as hung")
     ap.add_argument("--update", action="store_true",
                     help="run on a GPU and, if every other rule passes, rewrite expected_output.txt")
     a = ap.parse_args(argv)
+    try:
+        step = load_step(a.step.rstrip("/"))
+    except (FileNotFoundError, ValueError) as e:
+        return usage_error(str(e))
+    binary = a.binary or REPO / "build" / step.name
+    expected_path = a.expected or step.expected_path
 
     log = None
     if a.output:
-        out, err, code = a.output.read_text(), "", a.exit_code
+        if not a.output.is_file():
+            return usage_error(f"--output {a.output}: not a file")
+        out, err, code = a.output.read_bytes().decode("utf-8", "replace"), "", a.exit_code
     else:
-        out, err, code = run_program(a.binary, a.timeout, [])
+        if not binary.is_file():
+            return usage_error(f"{binary} not found: build it with `make build-{step.name[:2]}`")
+        out, err, code = run_program(binary, a.timeout, [])
         log = REPO / "build" / f"{step.name}.check.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(f"$ {a.binary}\n# exit code {code}\n# stdout\n{out}# stderr\n{err}")
+        log.write_text(f"$ {binary}\n# exit code {code}\n# stdout\n{out}# stderr\n{err}")
 
     if a.update:
         verdict = evaluate(step, out, code, None, err)
         if verdict.status == PASS:
-            a.expected.write_text(out)
-            print(f"{step.name}: wrote {a.expected.relative_to(REPO)} from this passing run")
+            expected_path.write_text(out)
+            print(f"{step.name}: wrote {expected_path} from this passing run")
             return 0
         report(step, verdict, log)
         print(f"{step.name}: NOT updated")
         return EXIT[verdict.status]
 
-    if not a.expected.exists():
-        print(f"{step.name}: FAIL: {a.expected} is missing (record it with --update on a GPU)")
+    if not expected_path.is_file():
+        print(f"{step.name}: FAIL: {expected_path} is missing (record it with --update on a GPU)")
         return 1
-    verdict = evaluate(step, out, code, a.expected.read_text(), err)
+    verdict = evaluate(step, out, code, expected_path.read_text(), err)
     report(step, verdict, log)
     return EXIT[verdict.status]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,7 +18,12 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
 * NN_topic/README.md:
       <!-- expected:^TIME -->...<!-- /expected -->
   becomes a code block of the lines of NN_topic/expected_output.txt (the
-  recorded H200 run) that match the regular expression.
+  recorded H200 run) that match the regular expression, and
+      <!-- run:bug1:^check -->...<!-- /run -->
+  the matching lines of a run `make bench` recorded on the H200
+  (results/runs/NVIDIA_H200/NN_topic.bug1.txt; "run::REGEX" is the plain run),
+  and <!-- file:results/experiments/X.txt:REGEX -->...<!-- /file --> those of
+  any recorded file.
 * README.md's example of a passing run:
       <!-- example-output -->...<!-- /example-output -->
   becomes lines of 01_memcpy_baseline/expected_output.txt (a real H200 run).
@@ -36,16 +41,10 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import load_step  # noqa: E402
+from contract import REFERENCE_GPU, REPO, check_lines, perf_csv, read_csv, step_dirs  # noqa: E402
+from bench import run_dir  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-REFERENCE_CSV = REPO / "results" / "NVIDIA_H200.csv"
-
-
-def load_rows(path: pathlib.Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+REFERENCE_CSV = perf_csv(REFERENCE_GPU)
 
 
 def tb_per_s(gbps: str) -> str:
@@ -59,12 +58,10 @@ def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
         # its recorded H200 run whose names start with the given prefix.
         prefix = step.headline[len("check:"):]
         path = REPO / step_dir / "expected_output.txt"
-        lines = path.read_text().splitlines() if path.exists() else []
-        found = [re.match(r"check\s+(\S+) \.+ (PASS|FAIL)  \((\d+) of (\d+) wrong\)", ln) for ln in lines]
-        found = [m for m in found if m and m[1].startswith(prefix)]
+        found = [m for m in check_lines(path.read_text() if path.exists() else "") if m["name"].startswith(prefix)]
         if not found:
             return "not yet measured"
-        wrong, total = sum(int(m[3]) for m in found), sum(int(m[4]) for m in found)
+        wrong, total = sum(int(m["wrong"]) for m in found), sum(int(m["total"]) for m in found)
         return f"`{prefix}*`: {wrong} of {total} elements misplaced ({len(found)} layouts)"
     for r in rows:
         if r["step"] == step_dir and r["name"] == step.headline:
@@ -119,11 +116,38 @@ def expected_lines(step_dir: str, text: str) -> str:
     return re.sub(r"<!-- expected:(.+?) -->.*?<!-- /expected -->", block, text, flags=re.S)
 
 
+def recorded_runs(step_dir: str, text: str) -> str:
+    """<!-- run:bug1:REGEX --> -> the matching lines of results/runs/<reference GPU>/<step>.bug1.txt."""
+    def block(m: re.Match) -> str:
+        name = f"{step_dir}.{m[1]}.txt" if m[1] else f"{step_dir}.txt"
+        path = run_dir(REFERENCE_GPU) / name
+        if not path.exists():
+            body = f"(not recorded yet: results/runs/.../{name})"
+        else:
+            rx = re.compile(m[2])
+            body = "\n".join(ln for ln in path.read_text().splitlines() if rx.search(ln))
+        return f"<!-- run:{m[1]}:{m[2]} -->\n```\n{body}\n```\n<!-- /run -->"
+
+    return re.sub(r"<!-- run:(\w*):(.+?) -->.*?<!-- /run -->", block, text, flags=re.S)
+
+
+def recorded_files(text: str) -> str:
+    """<!-- file:PATH:REGEX --> -> the lines of the repository file PATH that match REGEX."""
+    def block(m: re.Match) -> str:
+        path = REPO / m[1]
+        rx = re.compile(m[2])
+        body = "\n".join(ln for ln in path.read_text().splitlines() if rx.search(ln)) if path.exists() \
+            else f"({m[1]} not recorded yet)"
+        return f"<!-- file:{m[1]}:{m[2]} -->\n```\n{body}\n```\n<!-- /file -->"
+
+    return re.sub(r"<!-- file:(\S+?):(.+?) -->.*?<!-- /file -->", block, text, flags=re.S)
+
+
 def csv_tables(text: str) -> str:
     """<!-- csv:results/X.csv -->...<!-- /csv --> becomes that file as a table."""
     def table(m: re.Match) -> str:
         path = REPO / m[1]
-        rows = list(csv.reader(path.open())) if path.exists() else []
+        rows = [[*r] for r in csv.reader(path.open())] if path.exists() else []
         if not rows:
             return f"<!-- csv:{m[1]} -->\n_{m[1]} not recorded yet._\n<!-- /csv -->"
         out = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
@@ -148,8 +172,8 @@ def example_output() -> str:
 
 
 def render() -> dict[pathlib.Path, str]:
-    rows = load_rows(REFERENCE_CSV)
-    steps = sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
+    rows = read_csv(REFERENCE_CSV)
+    steps = step_dirs()
     files: dict[pathlib.Path, str] = {}
     readme = REPO / "README.md"
     text = readme.read_text()
@@ -163,7 +187,7 @@ def render() -> dict[pathlib.Path, str]:
             text = replace_between(lesson.read_text(), "<!-- perf-table -->", "<!-- /perf-table -->",
                                    perf_table(step_dir, rows))
             text = inline_values(step_dir, text, rows)
-            files[lesson] = csv_tables(expected_lines(step_dir, text))
+            files[lesson] = csv_tables(recorded_files(recorded_runs(step_dir, expected_lines(step_dir, text))))
     return files
 
 

@@ -1,16 +1,22 @@
-"""Show (and verify) the SASS that a step is about.
+"""Show (and verify) the SASS that a step is about (`make sass-NN`).
 
     python3 tools/sass.py 01_memcpy_baseline [--binary build/01_memcpy_baseline] [--all]
 
-For every kernel the step's check.py names in STEP.sass, prints the SASS lines
-whose opcode matches one of its patterns, then exits 1 if a kernel or a
-pattern is missing. `make sass-NN` runs this; tests/test_sass.py uses the same
+For every kernel the step's check.py names in `sass`, prints the SASS lines
+that match its patterns, then exits 1 if a kernel or a pattern is missing, or
+if a pattern of `sass_absent` is present. tests/test_sass.py uses the same
 functions, so what the lesson shows is what the tests check.
 
-Pattern syntax: the opcode as cuobjdump prints it, dots literal, with optional
-parts in brackets: "LDG.E.128[.CONSTANT]" matches LDG.E.128 and
-LDG.E.128.CONSTANT but not LDG.E.64. A trailing "*" matches any further
-modifiers: "SYNCS.ARRIVE*".
+Pattern syntax:
+- the opcode as cuobjdump prints it, dots literal, optional parts in
+  brackets: "LDG.E.128[.CONSTANT]" matches LDG.E.128 and LDG.E.128.CONSTANT
+  but not LDG.E.64; a trailing "*" matches any further modifiers:
+  "SYNCS.ARRIVE*";
+- optionally followed by operand text that must begin the operands:
+  "DEPBAR.LE SB0, 0x0" matches that wait and not DEPBAR.LE SB0, 0x1;
+- " + " joins patterns that must match consecutive instructions:
+  "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S" is fence.proxy.async, and no other
+  instruction pair that merely contains one of the two.
 """
 
 from __future__ import annotations
@@ -25,8 +31,11 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import load_step  # noqa: E402
+from contract import REPO  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+
+class ToolMissing(Exception):
+    pass
 
 
 def find_tool(name: str) -> pathlib.Path:
@@ -41,9 +50,8 @@ def find_tool(name: str) -> pathlib.Path:
     for root in roots:
         if (root / name).is_file():
             return root / name
-    raise FileNotFoundError(
-        f"{name} not found on PATH, in the CUDA toolkit or in .venv; `make venv` installs it "
-        f"(requirements.txt: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)")
+    raise ToolMissing(f"{name} not found on PATH, in the CUDA toolkit or in .venv: run `make venv`, which installs "
+                      f"it (requirements.txt: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm)")
 
 
 def dump_sass(binary: pathlib.Path) -> dict[str, list[str]]:
@@ -64,27 +72,46 @@ def dump_sass(binary: pathlib.Path) -> dict[str, list[str]]:
     return functions
 
 
-def opcode(sass_line: str) -> str:
-    """'/*0180*/  @!P0 LDG.E.128.CONSTANT R4, desc[...] ;' -> 'LDG.E.128.CONSTANT'."""
+def instruction(sass_line: str) -> str:
+    """'/*0180*/  @!P0 LDG.E.128.CONSTANT R4, desc[...] ; /* 0x... */' -> 'LDG.E.128.CONSTANT R4, desc[...]'."""
     body = re.sub(r"^/\*[0-9a-f]+\*/\s*", "", sass_line)
-    body = re.sub(r"^@!?U?P\w+\s+", "", body)  # predicate guard
-    return body.split()[0].rstrip(";") if body.split() else ""
+    body = re.sub(r"\s*;.*$", "", body)
+    return re.sub(r"^@!?U?P\w+\s+", "", body).strip()  # predicate guard
+
+
+def opcode(sass_line: str) -> str:
+    """'/*0180*/  @!P0 LDG.E.128.CONSTANT R4, desc[UR10][R24.64] ;' -> 'LDG.E.128.CONSTANT'."""
+    parts = instruction(sass_line).split()
+    return parts[0] if parts else ""
 
 
 def pattern_regex(pattern: str) -> re.Pattern[str]:
-    rx = re.escape(pattern.rstrip("*")).replace(r"\[", "(?:").replace(r"\]", ")?")
-    return re.compile(rx + (r"(\..+)?" if pattern.endswith("*") else "") + "$")
+    """One instruction pattern: opcode (with [optional] parts and a trailing *), then optional operand text."""
+    op, _, operands = pattern.strip().partition(" ")
+    rx = re.escape(op.rstrip("*")).replace(r"\[", "(?:").replace(r"\]", ")?")
+    rx += r"(?:\.\S+)?" if op.endswith("*") else ""
+    rx += (r"\s+" + re.escape(operands.strip())) if operands.strip() else r"(?:\s|$)"
+    return re.compile("^" + rx)
+
+
+def find_pattern(lines: list[str], pattern: str) -> list[int]:
+    """Indices of the first instruction of every match of a (possibly " + "-joined) pattern."""
+    parts = [pattern_regex(p) for p in pattern.split(" + ")]
+    insns = [instruction(ln) for ln in lines]
+    return [i for i in range(len(insns) - len(parts) + 1)
+            if all(rx.match(insns[i + k]) for k, rx in enumerate(parts))]
 
 
 def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
     """The mangled name of `kernel`: "copy_float4" or a template instance with
     integer arguments, "pipeline<4>" (Itanium mangling writes <length><name>,
-    then I Li<value>E ... E for template arguments)."""
-    m = re.fullmatch(r"(\w+)(?:<([-\d, ]+)>)?", kernel)
+    then I Li<value>E ... E for integer template arguments, Lb0E/Lb1E for false/true)."""
+    m = re.fullmatch(r"(\w+)(?:<([-\w, ]+)>)?", kernel)
     name, args = m[1], m[2]
     rx = rf"(^|[^0-9]){len(name)}{re.escape(name)}"
     if args is not None:
-        rx += "I" + "".join(rf"Li{a.strip()}E" for a in args.split(",")) + "E"
+        mangled = {"true": "Lb1E", "false": "Lb0E"}
+        rx += "I" + "".join(mangled.get(a.strip(), rf"Li{a.strip()}E") for a in args.split(",")) + "E"
     else:
         rx += "(?!I)"
     for f in functions:
@@ -93,17 +120,33 @@ def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
     return None
 
 
-def check_sass(functions: dict[str, list[str]], spec: dict[str, list[str]]):
-    """Yields (kernel, matching lines, missing patterns or None if the kernel is absent)."""
-    for kernel, patterns in spec.items():
+def check_sass(functions: dict[str, list[str]], spec: dict[str, list[str]], absent: dict[str, list[str]] | None = None,
+               count: dict[str, dict[str, int]] | None = None):
+    """Yields (kernel, matching lines, problems), problems None if the kernel is absent,
+    else the patterns that are missing ("no X"), forbidden and present ("has X"),
+    or present the wrong number of times ("N x X, want M")."""
+    absent, count = absent or {}, count or {}
+    for kernel in dict.fromkeys([*spec, *absent, *count]):
         f = kernel_function(functions, kernel)
         if f is None:
             yield kernel, [], None
             continue
-        rxs = [pattern_regex(p) for p in patterns]
-        lines = [ln for ln in functions[f] if any(rx.match(opcode(ln)) for rx in rxs)]
-        missing = [p for p, rx in zip(patterns, rxs) if not any(rx.match(opcode(ln)) for ln in functions[f])]
-        yield kernel, lines, missing
+        lines = functions[f]
+        shown, problems = set(), []
+        for p in spec.get(kernel, []):
+            hits = find_pattern(lines, p)
+            if not hits:
+                problems.append(f"no {p}")
+            for i in hits:
+                shown.update(range(i, i + len(p.split(" + "))))
+        for p in absent.get(kernel, []):
+            if find_pattern(lines, p):
+                problems.append(f"has {p}")
+        for p, want in count.get(kernel, {}).items():
+            got = len(find_pattern(lines, p))
+            if got != want:
+                problems.append(f"{got} x {p}, want {want}")
+        yield kernel, [lines[i] for i in sorted(shown)], problems
 
 
 def main() -> int:
@@ -114,19 +157,26 @@ def main() -> int:
     a = ap.parse_args()
     step = load_step(a.step.rstrip("/"))
     binary = a.binary or REPO / "build" / step.name
-    functions = dump_sass(binary)
+    if not binary.is_file():
+        print(f"{binary} not found: build it with `make build-{step.name[:2]}`")
+        return 1
+    try:
+        functions = dump_sass(binary)
+    except ToolMissing as e:
+        print(e)
+        return 1
     ok = True
-    for kernel, lines, missing in check_sass(functions, step.sass):
+    for kernel, lines, problems in check_sass(functions, step.sass, step.sass_absent, step.sass_count):
         print(f"== {kernel}")
-        if missing is None:
+        if problems is None:
             print("   MISSING: no such kernel in the binary")
             ok = False
             continue
         shown = functions[kernel_function(functions, kernel)] if a.all else lines
         for ln in shown:
             print("   " + re.sub(r"\s*/\* 0x[0-9a-f]+ \*/$", "", ln))
-        for p in missing:
-            print(f"   MISSING: no {p}")
+        for p in problems:
+            print(f"   WRONG: {p}")
             ok = False
     return 0 if ok else 1
 

@@ -42,15 +42,21 @@ def swizzle_address(a: int, mode: int) -> int:
     return a ^ (((a >> 7) & mask(mode)) << 4)
 
 
-def swizzle_element(base: int, mode: int, row: int, col: int, elem_bytes: int, row_bytes: int) -> int:
+def row_pitch(mode: int, inner_bytes: int) -> int:
+    """Bytes between rows of a box in shared memory: the span when swizzled, even for a narrower inner box."""
+    return inner_bytes if mode <= 0 else span(mode)
+
+
+def swizzle_element(base: int, mode: int, row: int, col: int, elem_bytes: int, inner_bytes: int) -> int:
     """Physical element index from `base` of element (row, col) of a box loaded at absolute address `base`."""
-    logical = base + row * row_bytes + col * elem_bytes
+    logical = base + row * row_pitch(mode, inner_bytes) + col * elem_bytes
     return (swizzle_address(logical, mode) - base) // elem_bytes
 
 
-def predicted_layout(base: int, mode: int, rows: int, cols: int, elem_bytes: int) -> list[int]:
-    """For every physical element of the box, the logical index the formula puts there."""
-    at = [-1] * (rows * cols)
+def predicted_layout(base: int, mode: int, rows: int, cols: int, elem_bytes: int, region: int | None = None) -> list[int]:
+    """For every physical element of the region the box covers, the logical index the formula puts there (-1: none)."""
+    region = region or rows * row_pitch(mode, cols * elem_bytes)
+    at = [-1] * (region // elem_bytes)
     for r in range(rows):
         for c in range(cols):
             p = swizzle_element(base, mode, r, c, elem_bytes, cols * elem_bytes)

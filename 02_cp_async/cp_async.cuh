@@ -14,32 +14,44 @@
 // older group is complete. Waits cover only the calling thread's copies: data
 // that other threads copied needs their waits AND a __syncthreads().
 //
-// Operand conventions used below (PTX_FACTS.md, "Build"):
-//   [%0] shared destination: a 32-bit shared-window address ("r"), from
-//        __cvta_generic_to_shared;
-//   [%1] global source: a 64-bit global address ("l");
+// Operand conventions, here and in every later PTX header:
+//   [%0] shared destination: a 32-bit shared-window address ("r"), smem_u32;
+//   [%1] global source: a 64-bit global address ("l"), gmem_u64;
 //   cp-size, and N of wait_group, are immediates ("n");
 //   "memory" clobber: the compiler must not move ordinary loads and stores of
 //   shared memory across these instructions.
 #pragma once
 
-#include "tutorial.cuh"  // smem_u32, gmem_u64
+#include "common/tutorial.cuh"
+
+// Shared-memory operands of async copies and barriers are 32-bit addresses in
+// the shared window ("r"); global ones are 64-bit global addresses ("l"). A
+// generic pointer passed where PTX expects one of these is a wrong address.
+static __device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ uint64_t gmem_u64(const void* p) {
+    return (uint64_t)__cvta_generic_to_global(p);
+}
 
 // .ca: cache in L1 and L2 ("cache at all levels"). cp-size 4, 8 or 16 bytes;
 // both addresses aligned to cp-size. SASS: LDGSTS.E / .E.64 / .E.128.
 template <int BYTES>
 static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* gmem_src) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async cp-size is 4, 8 or 16");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(smem_dst)),
-                 "l"(gmem_u64(gmem_src)), "n"(BYTES)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;"
+                 :
+                 : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "n"(BYTES)
                  : "memory");
 }
 
 // .cg: cache in L2 only, bypassing L1 ("cache global"). 16 bytes only.
 // SASS: LDGSTS.E.BYPASS.128.
 static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void* gmem_src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(smem_dst)),
-                 "l"(gmem_u64(gmem_src))
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :
+                 : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src))
                  : "memory");
 }
 
@@ -49,8 +61,9 @@ static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void*
 // src_bytes > 16 is undefined. SASS: LDGSTS.E.BYPASS.128.ZFILL.
 static __device__ __forceinline__ void cp_async_cg16_zfill(void* smem_dst, const void* gmem_src,
                                                            uint32_t src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem_dst)),
-                 "l"(gmem_u64(gmem_src)), "r"(src_bytes)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 :
+                 : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "r"(src_bytes)
                  : "memory");
 }
 
@@ -66,15 +79,16 @@ static __device__ __forceinline__ void cp_async_cg16_ignore_src(void* smem_dst, 
         "  .reg .pred p;\n"
         "  setp.ne.b32 p, %2, 0;\n"
         "  cp.async.cg.shared.global [%0], [%1], 16, p;\n"
-        "}\n" ::"r"(smem_u32(smem_dst)),
-        "l"(gmem_u64(gmem_src)), "r"(ignore)
+        "}\n"
+        :
+        : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "r"(ignore)
         : "memory");
 }
 
 // Close this thread's current group of copies (an empty group is legal).
 // SASS: LDGDEPBAR.
 static __device__ __forceinline__ void cp_async_commit_group(void) {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.commit_group;" : : : "memory");
 }
 
 // Wait until at most N of this thread's most recently committed groups are
@@ -85,11 +99,11 @@ static __device__ __forceinline__ void cp_async_commit_group(void) {
 template <int N>
 static __device__ __forceinline__ void cp_async_wait_group(void) {
     static_assert(N >= 0 && N <= 7, "cp.async.wait_group takes a small immediate");
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+    asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
 }
 
 // Wait for every copy this thread issued, committed or not (the compiler
 // emits LDGDEPBAR then DEPBAR.LE SB0, 0x0: commit, then wait for zero pending).
 static __device__ __forceinline__ void cp_async_wait_all(void) {
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    asm volatile("cp.async.wait_all;" : : : "memory");
 }

@@ -1,0 +1,158 @@
+// mbarrier.cuh: the shared-memory barrier that asynchronous copies complete on.
+// Taught in step 03 (03_tma_load/README.md explains every operand).
+//
+// PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier"
+// (sm_80+; expect_tx and try_wait sm_90, PTX ISA 7.8/8.0).
+// SASS: SYNCS.EXCH.64 (init), SYNCS.ARRIVE.TRANS64* (arrive, expect_tx),
+// SYNCS.PHASECHK.TRANS64.TRYWAIT (try_wait), SYNCS.CCTL.IV (inval).
+//
+// An mbarrier is a 64-bit object in shared memory that counts two things in
+// its current PHASE: pending arrivals (set by init) and pending transaction
+// bytes (added by expect_tx, removed by the copies' complete_tx). The phase
+// completes when both reach zero; the barrier then starts the next phase with
+// the same arrival count. Waiters name the phase by its PARITY: the first
+// phase has parity 0, the next 1, then 0 again. try_wait.parity P returns
+// true once the phase with parity P has completed: at once if P names the
+// phase just before the current one, only later if P names the current one.
+#pragma once
+
+#include "02_cp_async/cp_async.cuh"  // smem_u32
+
+// `count` arrivals complete a phase (1 for a barrier that only the issuing
+// thread arrives on). `bar` must be 8-byte aligned shared memory.
+static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(smem_u32(bar)), "r"(count) : "memory");
+}
+
+// A release fence for earlier mbarrier.init, at cluster scope: it makes the
+// inits visible to the other CTAs of a cluster before they arrive on, or
+// multicast into, these barriers (step 07). It is not a proxy fence, and in a
+// kernel launched without clusters ptxas emits no instruction for it: there
+// the __syncthreads() after the init is what publishes the barrier to the
+// block, and the TMA copies that signal it are issued after that barrier.
+// CUTLASS keeps it in every kernel, and so do we, so the code stays right
+// when it is launched as a cluster.
+static __device__ __forceinline__ void mbar_fence_init(void) {
+    asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+}
+
+// The usual set-up of a block's barriers: one thread initializes `n` of them
+// (each completing a phase with `count` arrivals) and fences, then the whole
+// block syncs, so no thread (and no copy a thread issues) uses a barrier
+// before it exists. Step 03's tile_load spells these lines out.
+static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint32_t count) {
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < n; ++i) mbar_init(&bars[i], count);
+        mbar_fence_init();
+    }
+    __syncthreads();
+}
+
+// Arrive once and add `bytes` to the phase's pending transaction count, in one
+// step: the phase now also waits for that many bytes to land. `_` discards
+// the returned phase state.
+static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 :
+                 : "r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+
+// Arrive once, no bytes: a consumer saying "I am done with this stage".
+static __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" : : "r"(smem_u32(bar)) : "memory");
+}
+
+// One test: true once the phase with this parity has completed. try_wait may
+// suspend the thread for a while (a time the hardware chooses) before
+// answering false; test_wait, its non-blocking sibling, never does.
+static __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
+    uint32_t done;
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+    return done != 0;
+}
+
+// ---- the bounded wait -------------------------------------------------------
+// %globaltimer: a nanosecond wall clock, the same on every SM.
+static __device__ __forceinline__ uint64_t globaltimer_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Fills common/tutorial.cuh's g_wait_report, once per launch (the first
+// thread to time out wins), for the host to print.
+static __device__ __forceinline__ void wait_report(const char* what, const char* file, int line,
+                                                   const char* detail_name, uint32_t detail,
+                                                   uint64_t waited) {
+    WaitReport* r = &g_wait_report;
+    if (atomicCAS(&r->claimed, 0u, 1u) != 0u) return;
+    const char* base = file;
+    for (const char* p = file; *p; ++p)
+        if (*p == '/') base = p + 1;
+    const char* texts[3] = {what, detail_name, base};
+    char* fields[3] = {r->what, r->detail_name, r->file};
+    const int caps[3] = {(int)sizeof r->what, (int)sizeof r->detail_name, (int)sizeof r->file};
+    for (int f = 0; f < 3; ++f) {
+        int i = 0;
+        for (; texts[f][i] && i < caps[f] - 1; ++i) fields[f][i] = texts[f][i];
+        fields[f][i] = '\0';
+    }
+    r->thread = threadIdx.x;
+    r->block[0] = blockIdx.x;
+    r->block[1] = blockIdx.y;
+    r->block[2] = blockIdx.z;
+    r->line = (unsigned)line;
+    r->detail = detail;
+    r->waited_ns = waited;
+    __threadfence();  // the fields before the flag the host and other waiters read
+    atomicExch(&r->reported, 1u);
+}
+
+// Called in a spin loop after the first failed test, with the loop's start
+// time: true when the wait must give up (it timed out, or another did).
+static __device__ __forceinline__ bool wait_gave_up(uint64_t start, const char* what, const char* file,
+                                                    int line, const char* detail_name, uint32_t detail) {
+    const uint64_t waited = globaltimer_ns() - start;
+    if (waited <= 1000000ull) return false;  // a copy merely in flight lands well within 1 ms
+    if (*(volatile unsigned int*)&g_wait_report.reported) return true;
+    if (waited <= MBAR_TIMEOUT_NS) return false;
+    wait_report(what, file, line, detail_name, detail, waited);
+    return true;
+}
+
+// Wait for the phase with this parity: try_wait in a loop. In this tutorial
+// the loop is bounded (common/tutorial.cuh, "Bounded waits"): after
+// MBAR_TIMEOUT_NS it records which barrier, where and which parity, and gives
+// up, so a wrong parity or byte count ends in a report, not a hung GPU.
+// Use it through MBAR_WAIT(bar, parity), which names the barrier and the line.
+// It returns false if it gave up: a loop that issues copies stops issuing
+// then, so that no copy is left in flight when the block ends.
+static __device__ __forceinline__ bool mbar_wait(uint64_t* bar, uint32_t parity, const char* what,
+                                                 const char* file, int line) {
+    if (mbar_try_wait(bar, parity)) return true;
+#if MBAR_TIMEOUT_NS
+    const uint64_t start = globaltimer_ns();
+    while (!mbar_try_wait(bar, parity))
+        if (wait_gave_up(start, what, file, line, "parity", parity)) return false;
+#else
+    (void)what, (void)file, (void)line;
+    while (!mbar_try_wait(bar, parity)) {
+    }
+#endif
+    return true;
+}
+#define MBAR_WAIT(bar, parity) mbar_wait((bar), (parity), #bar, __FILE__, __LINE__)
+
+// End a barrier's life before its shared memory is used for anything else.
+static __device__ __forceinline__ void mbar_inval(uint64_t* bar) {
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" : : "r"(smem_u32(bar)) : "memory");
+}

@@ -1,0 +1,55 @@
+// tma_store.cuh: the Tensor Memory Accelerator's stores and bulk groups.
+// Taught in step 04 (04_tma_store/README.md explains every operand).
+//
+// PTX ISA, "Data Movement and Conversion Instructions": cp.async.bulk.tensor
+// (shared -> global), cp.async.bulk, cp.async.bulk.commit_group,
+// cp.async.bulk.wait_group. sm_90, PTX ISA 8.0.
+// SASS: UTMASTG.2D, UBLKCP.G.S, UTMACMDFLUSH (commit), DEPBAR.LE SB0, N (both
+// waits), followed by CCTL.IVALL for the full wait only.
+//
+// Completion of a store is not signalled on an mbarrier but tracked in BULK
+// GROUPS, which belong to the thread that issued and committed the stores:
+// only that thread can wait on them. They are a set of their own, apart from
+// step 02's cp.async groups.
+#pragma once
+
+#include "03_tma_load/tma_load.cuh"  // smem_u32, gmem_u64, CUtensorMap, fence_proxy_async_shared
+
+// ---- tensor store: shared -> global box, tracked by a bulk group ----------
+// Only the in-bounds part of the box is written. Coordinates must be >= 0.
+static __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
+                                                    const void* src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 :
+                 : "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(src))
+                 : "memory");
+}
+
+// ---- 1D bulk store: no tensor map; 16-byte aligned, size a multiple of 16 ----
+static __device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 :
+                 : "l"(gmem_u64(dst)), "r"(smem_u32(src)), "r"(bytes)
+                 : "memory");
+}
+
+// Close this thread's current group of bulk stores.
+static __device__ __forceinline__ void bulk_commit_group(void) {
+    asm volatile("cp.async.bulk.commit_group;" : : : "memory");
+}
+
+// At most N of this thread's newest bulk groups pending; older ones are
+// complete: their writes are done and visible to THIS thread (other threads
+// need a barrier or a release/acquire after it).
+template <int N>
+static __device__ __forceinline__ void bulk_wait_group(void) {
+    asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
+}
+
+// Weaker and sooner: older groups have finished READING their sources (the
+// shared buffer and the tensor map), so the buffer may be overwritten; their
+// global writes may not be visible yet.
+template <int N>
+static __device__ __forceinline__ void bulk_wait_group_read(void) {
+    asm volatile("cp.async.bulk.wait_group.read %0;" : : "n"(N) : "memory");
+}

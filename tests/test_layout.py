@@ -1,0 +1,107 @@
+"""The shape of the repository: each step owns its PTX and reads top to bottom.
+
+- common/ is the harness only: no inline PTX there.
+- Every PTX wrapper lives in the header of the step that teaches it, is used
+  by some step, and is included by path from the repository root.
+- A step file opens with a short header naming the headers it adds, and its
+  main() reads as a table of contents (under 40 lines), without the closures
+  and dispatch tables the tutorial once had.
+- The tree is formatted with .clang-format.
+"""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO, STEP_DIRS
+
+COMMON = sorted((REPO / "common").iterdir())
+STEP_HEADERS = sorted(p for d in STEP_DIRS for p in (REPO / d).iterdir() if p.suffix in (".cuh", ".h"))
+STEP_SOURCES = sorted(p for d in STEP_DIRS for p in (REPO / d).glob("*.cu"))
+C_FILES = COMMON + STEP_HEADERS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*"))
+
+
+def code_of(path):
+    """The file without comments (string literals kept)."""
+    text = path.read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def test_common_holds_no_ptx():
+    for p in COMMON:
+        assert "asm" not in code_of(p), f"{p.relative_to(REPO)} holds inline PTX: it belongs in a step's header"
+
+
+def test_ptx_lives_in_step_headers():
+    for p in STEP_SOURCES:
+        assert not re.search(r"\basm\b", code_of(p)), f"{p.relative_to(REPO)}: inline PTX belongs in the step's header"
+    assert any("asm" in code_of(p) for p in STEP_HEADERS)
+
+
+def defined_functions(header):
+    return re.findall(r"(?:static\s+(?:__device__\s+|__host__\s+|inline\s+|__forceinline__\s+)+|SWIZZLE_FN\s+)"
+                      r"[\w\s\*]*?\b(\w+)\s*\(", code_of(header))
+
+
+@pytest.mark.parametrize("header", STEP_HEADERS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_wrapper_is_used(header):
+    # A wrapper exists only if a step uses it: each function a step header
+    # defines is called from a step program or from another header function.
+    others = " ".join(code_of(p) for p in STEP_SOURCES + STEP_HEADERS if p != header)
+    own = code_of(header)
+    for fn in defined_functions(header):
+        used = re.search(rf"\b{fn}\s*[<(]", others) or len(re.findall(rf"\b{fn}\s*[<(]", own)) > 1
+        assert used, f"{header.relative_to(REPO)}: {fn}() is defined but no step uses it"
+
+
+def test_includes_name_their_path():
+    for p in STEP_SOURCES + STEP_HEADERS:
+        for inc in re.findall(r'#include\s+"([^"]+)"', p.read_text()):
+            assert (REPO / inc).is_file(), f"{p.relative_to(REPO)}: #include \"{inc}\" is not a path from the root"
+            assert inc.startswith(("common/", *[d + "/" for d in STEP_DIRS])), inc
+
+
+def test_later_steps_include_earlier_headers_only():
+    # A step may include its own headers and those of earlier steps, never a later one's.
+    for p in STEP_SOURCES + STEP_HEADERS:
+        own = p.parent.name
+        for inc in re.findall(r'#include\s+"(\d\d_\w+)/', p.read_text()):
+            assert inc <= own, f"{p.relative_to(REPO)} includes {inc}, a later step"
+
+
+@pytest.mark.parametrize("source", STEP_SOURCES, ids=lambda p: p.parent.name)
+def test_step_file_shape(source):
+    text = source.read_text()
+    header = text[:text.index("#include")]
+    assert len(header.splitlines()) <= 16, f"{source.name}: the header block has {len(header.splitlines())} lines"
+    own = sorted(p.name for p in source.parent.iterdir() if p.suffix in (".cuh", ".h"))
+    for h in own:
+        assert f"{source.parent.name}/{h}" in header, f"the header block does not name {h}, which this step adds"
+    main = re.search(r"^int main\(.*?^\}", text, re.S | re.M)
+    assert main, "no main()"
+    assert len(main[0].splitlines()) < 40, f"main() has {len(main[0].splitlines())} lines"
+    for banned in ("EnqueueFn", "void* ctx", "Job"):
+        assert banned not in code_of(source), f"{source.name} uses {banned}: closures and job structs are gone"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_names_the_step_headers(step_dir):
+    lesson = (REPO / step_dir / "README.md").read_text()
+    for h in sorted(p.name for p in (REPO / step_dir).iterdir() if p.suffix in (".cuh", ".h")):
+        assert f"{step_dir}/{h}" in lesson, f"{step_dir}/README.md does not name {h}, which this step adds"
+
+
+def clang_format():
+    found = shutil.which("clang-format", path=str(REPO / ".venv" / "bin")) or shutil.which("clang-format")
+    assert found, "clang-format not found (requirements.txt installs it into .venv)"
+    return found
+
+
+@pytest.mark.parametrize("path", C_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_formatted(path):
+    p = subprocess.run([clang_format(), "--style=file", str(path)], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == path.read_text(), f"run: clang-format -i {path.relative_to(REPO)}"

@@ -1,0 +1,71 @@
+"""The program contract, in Python: one place for every fact the tools share.
+
+A step's program prints (README.md, "How to read the output"):
+
+    == 01_memcpy_baseline: ...            deterministic
+    problem: ...                          deterministic
+    check  name ........ PASS  (0 of N wrong)
+    GPU    NVIDIA H200 (...)              machine-dependent: form only
+    PERF   name   0.512 ms  4194.3 GB/s  98.1 % of memcpy
+    TIME   ...                            machine-dependent: form only
+    RESULT: PASS
+
+Here: the line patterns, which lines are machine-dependent, how a GPU's name
+becomes a results file name, and the one CSV reader. Only the standard
+library, so the checker runs with a plain python3 on a GPU machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import re
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = REPO / "results"
+
+MACHINE_PREFIXES = ("GPU", "PERF", "TIME")
+PERF_RE = re.compile(
+    r"^PERF\s+(?P<name>\S+)\s+(?P<ms>\d+\.\d+) ms\s+(?P<gbps>\d+\.\d+) GB/s\s+"
+    r"(?P<pct>\d+\.\d+) % of memcpy$"
+)
+CHECK_RE = re.compile(r"^check\s+(?P<name>\S+) \.+ (?P<verdict>PASS|FAIL)  \((?P<wrong>\d+) of (?P<total>\d+) wrong\)$")
+GPU_RE = re.compile(r"^GPU\s+(?P<name>.+?) \(sm_(?P<sm>\d+), (?P<sms>\d+) SMs, (?P<l2>\d+) MiB L2\)")
+REFERENCE = "cudaMemcpy_D2D"
+REFERENCE_GPU = "NVIDIA H200"  # expected outputs and the README's numbers come from it
+
+
+def step_dirs() -> list[str]:
+    """Every step folder, in order: 01_memcpy_baseline, 02_cp_async, ..."""
+    return sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
+
+
+def is_machine_line(line: str) -> bool:
+    return any(re.match(rf"^{p}\s", line) for p in MACHINE_PREFIXES)
+
+
+def deterministic_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.strip() and not is_machine_line(ln)]
+
+
+def check_lines(text: str) -> list[re.Match]:
+    """The well-formed check lines of an output, in order."""
+    return [m for m in (CHECK_RE.match(ln) for ln in text.splitlines()) if m]
+
+
+def gpu_slug(gpu_name: str) -> str:
+    """'NVIDIA H200' -> 'NVIDIA_H200': how a GPU names its files in results/."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", gpu_name).strip("_")
+
+
+def perf_csv(gpu_name: str) -> pathlib.Path:
+    """results/<gpu>.csv: every step's PERF lines recorded on that GPU."""
+    return RESULTS / f"{gpu_slug(gpu_name)}.csv"
+
+
+def read_csv(path: pathlib.Path) -> list[dict[str, str]]:
+    """Rows of a CSV file with a header line; [] if it does not exist."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))

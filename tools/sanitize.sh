@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# make sanitize-NN: compute-sanitizer's memcheck, racecheck and synccheck on
+# build/NN_topic --quick. All three tools run even when one fails, so a
+# learner sees every report. A tool fails on a reported error or on the
+# program's own non-zero exit. Logs: build/NN_topic.<tool>.log.
+#
+#     bash tools/sanitize.sh 03_tma_load
+set -u
+step=${1:?usage: tools/sanitize.sh NN_topic}
+binary=build/$step
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+sanitizer=${SANITIZER:-$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")}
+if [ ! -x "$sanitizer" ]; then
+    echo "compute-sanitizer not found on PATH or in $cuda_home/bin: set SANITIZER=/path/to/compute-sanitizer"
+    exit 1
+fi
+[ -x "$binary" ] || { echo "$binary not found: run make build-${step%%_*}"; exit 1; }
+failed=""
+for tool in memcheck racecheck synccheck; do
+    log=build/$step.$tool.log
+    echo "== compute-sanitizer --tool $tool $binary --quick   (log: $log)"
+    # --report-api-errors no: the programs check every API call's result
+    # themselves, and step 03 hands the tensor-map encoder invalid arguments on
+    # purpose (its rules part), which the sanitizer would count as errors.
+    if "$sanitizer" --tool "$tool" --report-api-errors no --error-exitcode 1 "./$binary" --quick > "$log" 2>&1; then
+        tail -n 1 "$log"
+    else
+        grep -E "^========= (Error|Invalid|Race|Barrier|  *(and|at) )|SUMMARY|^RESULT|^check .* FAIL|^       hung" "$log" |
+            head -n 20
+        failed="$failed $tool"
+    fi
+done
+if [ -n "$failed" ]; then
+    echo "sanitize-${step%%_*}: FAILED:$failed"
+    exit 1
+fi
+echo "sanitize-${step%%_*}: clean"
