@@ -44,7 +44,7 @@ FLAGS_STAMP := $(BUILD)/flags.txt
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean
+.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation
 
 all: $(BINARIES)
 
@@ -120,6 +120,12 @@ $(VENV)/.installed: requirements.txt
 test: venv all
 	$(VPY) -m pytest tests
 
+# Plants defects one at a time (tools/mutation.py lists them) and checks that
+# the test aimed at each catches it; GPU=1 adds those only a GPU run can catch.
+# Not part of `make test`: it rebuilds and reruns a lot.
+mutation: venv all
+	$(VPY) tools/mutation.py $(if $(GPU),--gpu)
+
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
@@ -146,6 +152,7 @@ help:
 	@echo "  make venv            create $(VENV) and install requirements.txt"
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
+	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too)"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT"

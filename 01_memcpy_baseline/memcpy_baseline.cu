@@ -117,12 +117,13 @@ static void part_harness_self_test(const Copy* c) {
     copy_float4<<<(unsigned)(n4 / THREADS) - 1, THREADS, 0, c->s>>>(c->src, c->dst, n4);
     CHECK_LAUNCH();
     const uint32_t* got = read_back(c->dst, words, c->s);
-    size_t wrong = 0, poison = 0;
-    for (size_t i = 0; i < words; ++i) {
-        wrong += got[i] != c->want[i];
-        poison += got[i] == POISON_WORD;
-    }
-    report_check("harness_sees_a_missing_block", wrong == missing && poison == missing ? 0 : 1, 1);
+    size_t first_wrong = 0, poison = 0;
+    // count_wrong is the comparator behind every check line.
+    const size_t wrong = count_wrong(got, c->want, words, &first_wrong, 1);
+    for (size_t i = 0; i < words; ++i) poison += got[i] == POISON_WORD;
+    // Exactly the last block's words, all poison, the first at its first word.
+    const int right = wrong == missing && poison == missing && first_wrong == words - missing;
+    report_check("harness_sees_a_missing_block", right ? 0 : 1, 1);
 }
 
 // ---- Grid-stride -----------------------------------------------------------------

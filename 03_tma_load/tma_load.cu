@@ -55,6 +55,22 @@ static uint32_t* expected_boxes(const Matrix* m, uint32_t tiles, const int64_t* 
     return want;
 }
 
+// The same for the first `tiles` boxes of a grid of boxes, box t at grid
+// position (t / tiles_x, t % tiles_x): parts 1 and 2.
+static uint32_t* expected_grid_boxes(const Matrix* m, uint32_t tiles, uint32_t tiles_x, uint32_t box_rows,
+                                     uint32_t box_cols) {
+    int64_t* row0 = (int64_t*)xmalloc(tiles * sizeof(int64_t), "box origins");
+    int64_t* col0 = (int64_t*)xmalloc(tiles * sizeof(int64_t), "box origins");
+    for (uint32_t t = 0; t < tiles; ++t) {
+        row0[t] = (int64_t)(t / tiles_x) * box_rows;
+        col0[t] = (int64_t)(t % tiles_x) * box_cols;
+    }
+    uint32_t* want = expected_boxes(m, tiles, row0, col0, box_rows, box_cols, 1);
+    free(row0);
+    free(col0);
+    return want;
+}
+
 // ---- Part 1: one box per CTA -----------------------------------------------
 // CTA b loads box (b / tiles_x, b % tiles_x) of the matrix and copies it out.
 // bug 1: wait on parity 1 instead of 0. Parity 1 names the phase BEFORE the
@@ -96,13 +112,7 @@ static void part_tiling(const Matrix* m, uint32_t box_rows, uint32_t box_cols, i
     const uint32_t tiles_x = (uint32_t)((m->cols + box_cols - 1) / box_cols);
     const uint32_t tiles = tiles_x * (uint32_t)((m->rows + box_rows - 1) / box_rows);
     const size_t words = (size_t)box_rows * box_cols;
-    int64_t* row0 = (int64_t*)xmalloc(tiles * sizeof(int64_t), "box origins");
-    int64_t* col0 = (int64_t*)xmalloc(tiles * sizeof(int64_t), "box origins");
-    for (uint32_t t = 0; t < tiles; ++t) {
-        row0[t] = (int64_t)(t / tiles_x) * box_rows;
-        col0[t] = (int64_t)(t % tiles_x) * box_cols;
-    }
-    uint32_t* want = expected_boxes(m, tiles, row0, col0, box_rows, box_cols, 1);
+    uint32_t* want = expected_grid_boxes(m, tiles, tiles_x, box_rows, box_cols);
     uint32_t* out = NULL;
     CUDA_CHECK(cudaMalloc((void**)&out, tiles * words * 4));
     poison_device(out, tiles * words * 4, s);
@@ -113,8 +123,6 @@ static void part_tiling(const Matrix* m, uint32_t box_rows, uint32_t box_cols, i
     check_device("tiling", out, want, tiles * words, s);
     CUDA_CHECK(cudaFree(out));
     free(want);
-    free(row0);
-    free(col0);
 }
 
 // ---- Part 2: reuse ---------------------------------------------------------
@@ -183,15 +191,10 @@ static void part_reuse(const Matrix* m, cudaStream_t s) {
     const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, m->dev, m->rows, m->cols,
                                               m->cols * 4, REUSE_BOX, REUSE_BOX, CU_TENSOR_MAP_SWIZZLE_NONE);
     const CUtensorMap map = make_tensor_map(&spec, "the part-2 matrix (--rows, --cols)");
-    const int ctas = 8, per_cta = 16;  // 8 CTAs x 16 consecutive boxes (past the matrix: all zero fill)
+    const int ctas = 8, per_cta = 16;  // 8 CTAs x 16 consecutive boxes (zero fill past the matrix)
     const uint32_t tiles = ctas * per_cta, tiles_x = (uint32_t)((m->cols + REUSE_BOX - 1) / REUSE_BOX);
     const size_t words = REUSE_BOX * REUSE_BOX;
-    int64_t row0[ctas * per_cta], col0[ctas * per_cta];
-    for (uint32_t t = 0; t < tiles; ++t) {
-        row0[t] = (int64_t)(t / tiles_x) * REUSE_BOX;
-        col0[t] = (int64_t)(t % tiles_x) * REUSE_BOX;
-    }
-    uint32_t* want = expected_boxes(m, tiles, row0, col0, REUSE_BOX, REUSE_BOX, 1);
+    uint32_t* want = expected_grid_boxes(m, tiles, tiles_x, REUSE_BOX, REUSE_BOX);
     uint32_t* out = NULL;
     CUDA_CHECK(cudaMalloc((void**)&out, tiles * words * 4));
     poison_device(out, tiles * words * 4, s);
@@ -252,8 +255,9 @@ static Matrix small_matrix(uint64_t rows, uint64_t cols, cudaStream_t s) {
 }
 
 // A 100 x 100 tensor and a 32 x 32 box at column -8, row 90: the TMA fills
-// what lies outside with zeros, and the full box's bytes arrive. The inside
-// and the outside are checked apart, so a wrong fill cannot hide in the data.
+// what lies outside with zeros, and the full box's bytes arrive. Every word
+// of the box is compared: the inside with the matrix, the outside with 0, so
+// a wrong fill or a shifted box cannot hide (the matrix holds no zero there).
 static void part_out_of_bounds(cudaStream_t s) {
     const Matrix m = small_matrix(100, 100, s);
     const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, m.dev, 100, 100, 400, 32, 32,
@@ -461,10 +465,10 @@ __global__ void __launch_bounds__(THREADS)
 //   empty[s]  count RING_CONSUMERS: every consumer thread arrives when it has
 //             read stage s (its own arrive releases its own reads). Free.
 // Use i of the ring is pass p = i / RING_STAGES of stage s = i % RING_STAGES.
-// (CUTLASS counts consumer warps instead, one elected arrive each after a
-// __syncwarp(); compute-sanitizer's racecheck does not follow the other
-// lanes' reads through that __syncwarp to the arrive, so here each thread
-// arrives for itself.)
+// (Fewer arrivals work too: CUTLASS's PipelineTmaAsync counts consumer
+// warpgroups, one signalling thread each. But compute-sanitizer's racecheck
+// does not follow the other threads' reads through the synchronization that
+// precedes one elected arrive, so here each thread arrives for itself.)
 // Consumers wait on full[s] for parity p & 1. The producer waits on empty[s]
 // for parity (p & 1) ^ 1: on its first pass that names the phase before the
 // first, which counts as complete, so every stage starts out free. No
@@ -638,9 +642,9 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
     CUDA_CHECK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s));
     measure_memcpy_reference(copy, d, bytes, cli, s);
     const Sum m = {cli, s, bytes, d, total, counter, (unsigned long long)words * (words - 1) / 2};
-    const TensorMapSpec spec =
-        tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, d, words / SUM_COLS, SUM_COLS, SUM_COLS * 4,
-                       SUM_BOX_ROWS, SUM_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
+    TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, d, words / SUM_COLS, SUM_COLS,
+                                        SUM_COLS * 4, SUM_BOX_ROWS, SUM_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
+    spec.l2_promotion = SUM_L2_PROMOTION;  // an experiment knob: -DSUM_L2_PROMOTION=... (no effect seen)
     const CUtensorMap map = make_tensor_map(&spec, "the part-7 buffer (--mib)");
     sum_ldg_part(&m);
     sum_tma_part(&m, &map, chunk);

@@ -37,6 +37,11 @@ sass_absent = {
     "bulk_store_kernel": ["CCTL.IVALL"],  # its only wait is wait_group.read
     "tma_copy": ["DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],  # the .read wait in the loop
 }
+sass_count = {
+    # two proxy fences: after the threads' additions (before the store) and
+    # after poison_smem (before the reload); the second alone must not pass
+    "add_one": {"FENCE.VIEW.ASYNC.S": 2},
+}
 bugs = {
     1: "no fence.proxy.async before the TMA stores: the memory model no longer orders the threads' writes "
        "before the store's read; where the hardware does not expose it, the program says so",

@@ -262,7 +262,9 @@ __global__ void __launch_bounds__(32)
             ++issued;
         }
     }
-    bulk_wait_group<0>();  // every store done before the block (and its shared memory) goes away
+    // Every store complete before the block ends: .read would do for its
+    // shared memory; the full wait also makes `finish` the copy's true end.
+    bulk_wait_group<0>();
     if (finish) finish[blockIdx.x] = globaltimer_ns();
 }
 
@@ -276,7 +278,7 @@ __global__ void __launch_bounds__(32)
 // Persistent and dynamic: units of COPY_UNIT boxes from a counter. BULK: each
 // box is moved as 16 contiguous KiB with cp.async.bulk, both ways.
 #ifndef COPY_UNIT
-#define COPY_UNIT 2  // measured on the H200: 2 beat 4, 8, 16 and 64 (the lesson's table)
+#define COPY_UNIT 2  // on the H200 2 beat 4 and 8 (results/experiments/persistent_copy_NVIDIA_H200.txt, C)
 #endif
 
 template <bool BULK>
@@ -330,7 +332,7 @@ __global__ void __launch_bounds__(64)
             mbar_arrive(&empty[(i - 1) % COPY_STAGES]);
         }
     }
-    bulk_wait_group<0>();  // every store done before the block goes away
+    bulk_wait_group<0>();  // every store complete before the block ends (.read would do)
 }
 
 typedef struct {
@@ -368,7 +370,7 @@ static void launch_copy_ring(const Copy* c) {
 // end time recorded. If blocks end far apart, the GPU idles at the end while
 // the last ones finish their fixed shares.
 static void finish_spread(const Copy* c, int schedule, uint32_t chunk, const char* name) {
-    const unsigned grid = (unsigned)sm_count();
+    const unsigned grid = schedule == SCHED_CHUNK ? (c->nboxes + chunk - 1) / chunk : (unsigned)sm_count();
     unsigned long long* finish = (unsigned long long*)xmalloc(grid * sizeof *finish, "the blocks' end times");
     unsigned long long* d_finish = NULL;
     CUDA_CHECK(cudaMalloc((void**)&d_finish, grid * sizeof *finish));

@@ -1,7 +1,7 @@
 """Rules for step 05_swizzle (`make check-05`): data only; tools/checker.py reads them.
 
 This step measures no bandwidth: its results are layouts (every element of
-every mode, element size and offset where the formula says) and bank-conflict
+every mode, element size, offset and narrow box where the formula says) and bank-conflict
 costs (TIME lines, machine-dependent). The README's result column quotes the
 layout checks. `make profile-05` counts ncu's shared-memory wavefronts per
 load instruction for the four bank_patterns launches.
@@ -11,7 +11,7 @@ perf_floors = {}
 headline = "check:layout_"
 sass = {
     "raw_load": ["UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S"],
-    "bank_patterns": ["UTMALDG.2D", "LDS", "CS2R"],
+    "bank_patterns": ["UTMALDG.2D", "LDS", "CS2R *SR_CLOCKLO"],  # clock64 (the bounded wait reads SR_GLOBALTIMERLO)
 }
 profile = {
     "kernel": "bank_patterns",

@@ -6,9 +6,9 @@
 // offsets that break buffer-relative indexing; inner boxes narrower than the
 // swizzle span; the inner-box rule; a warp reading a 32 x 32 float tile by
 // row, by column, padded and swizzled: bank conflicts, model and clock64.
-// New since step 04: 05_swizzle/swizzle.h (swizzle_address, swizzle_element:
-// plain C, host and device). --dump FILE writes every recording as JSON
-// (05_swizzle/layouts_h200.json; the notebooks and tests read it).
+// New since step 04: 05_swizzle/swizzle.h (swizzle_address, swizzle_row_pitch,
+// swizzle_element: plain C, host and device). --dump FILE writes every
+// recording as JSON (05_swizzle/layouts_h200.json; notebooks and tests read it).
 // Lesson: 05_swizzle/README.md.
 //
 // Run: make run-05, make check-05, make profile-05 (ncu bank counters).

@@ -406,17 +406,26 @@ static inline void report_check(const char* name, size_t wrong, size_t total) {
     print_check_line(name, wrong, total, did_hang ? hung : NULL);
 }
 
-// Compares n 32-bit words bit for bit (float data is compared as its bits: a
-// copy must move bits, and NaN != NaN would hide nothing). Prints the check
-// line and, on failure, the first few wrong elements. Returns the count.
-static inline size_t check_words(const char* name, const uint32_t* got, const uint32_t* want, size_t n) {
-    enum { SHOW = 5 };
-    size_t wrong = 0, shown_at[SHOW];
+// How many of n 32-bit words differ, bit for bit (float data is compared as
+// its bits: a copy must move bits, and NaN != NaN would hide nothing); the
+// first `cap` positions go to first_at.
+static inline size_t count_wrong(const uint32_t* got, const uint32_t* want, size_t n, size_t* first_at,
+                                 size_t cap) {
+    size_t wrong = 0;
     for (size_t i = 0; i < n; ++i)
         if (got[i] != want[i]) {
-            if (wrong < SHOW) shown_at[wrong] = i;
+            if (wrong < cap) first_at[wrong] = i;
             ++wrong;
         }
+    return wrong;
+}
+
+// The comparator: prints the check line and, on failure, the first few wrong
+// elements. Returns the count.
+static inline size_t check_words(const char* name, const uint32_t* got, const uint32_t* want, size_t n) {
+    enum { SHOW = 5 };
+    size_t shown_at[SHOW];
+    const size_t wrong = count_wrong(got, want, n, shown_at, SHOW);
     report_check(name, wrong, n);
     for (size_t k = 0; k < wrong && k < SHOW; ++k) {
         const size_t i = shown_at[k];
@@ -654,6 +663,12 @@ static inline void print_gpu(void) {
            sms, l2 >> 20, rt / 1000, rt % 1000 / 10, module[0] ? module : "(version unknown)");
 }
 
+// The last line, and the exit code it agrees with.
+static inline int print_result(void) {
+    printf("RESULT: %s\n", g_checks_failed ? "FAIL" : "PASS");
+    return g_checks_failed ? EXIT_WRONG : EXIT_PASS;
+}
+
 // The machine-dependent lines, then the last line. Its verdict and the exit
 // code always agree.
 static inline int finish(void) {
@@ -682,6 +697,5 @@ static inline int finish(void) {
                100.0 * gbps / memcpy_gbps);
     }
     if (g_readback) CUDA_CHECK(cudaFreeHost(g_readback));
-    printf("RESULT: %s\n", g_checks_failed ? "FAIL" : "PASS");
-    return g_checks_failed ? EXIT_WRONG : EXIT_PASS;
+    return print_result();
 }

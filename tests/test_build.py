@@ -40,6 +40,11 @@ def test_environment_cannot_drop_required_flags():
 def test_headers_and_flags_trigger_rebuilds(built):
     # Touching a header rebuilds exactly the steps that include it (nvcc -MD
     # lists them); a new flag value rebuilds everything (build/flags.txt).
+    # The lists must come from the compile itself: .d files left over from an
+    # older build would make the -W checks below pass without it.
+    for step_dir in STEP_DIRS:
+        compile_cmd = " ".join(nvcc_command("-B", f"build/{step_dir}"))
+        assert f"-MD -MF build/{step_dir}.d" in compile_cmd, compile_cmd
     assert nvcc_command("-W", "common/tutorial.cuh", "all") and \
         len(nvcc_command("-W", "common/tutorial.cuh", "all")) == len(STEP_DIRS)
     rebuilt = " ".join(nvcc_command("-W", "04_tma_store/tma_store.cuh", "all"))

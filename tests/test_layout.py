@@ -20,7 +20,8 @@ from conftest import REPO, STEP_DIRS
 COMMON = sorted((REPO / "common").iterdir())
 STEP_HEADERS = sorted(p for d in STEP_DIRS for p in (REPO / d).iterdir() if p.suffix in (".cuh", ".h"))
 STEP_SOURCES = sorted(p for d in STEP_DIRS for p in (REPO / d).glob("*.cu"))
-C_FILES = COMMON + STEP_HEADERS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*"))
+C_FILES = COMMON + STEP_HEADERS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*")) + sorted(
+    (REPO / "results").rglob("*.cu"))
 
 
 def code_of(path):

@@ -34,6 +34,8 @@ def test_pattern_syntax():
     assert pattern_regex("SYNCS.ARRIVE*").match("SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R1], RZ")
     assert pattern_regex("DEPBAR.LE SB0, 0x0").match("DEPBAR.LE SB0, 0x0")
     assert not pattern_regex("DEPBAR.LE SB0, 0x0").match("DEPBAR.LE SB0, 0x1")
+    assert pattern_regex("CS2R *SR_CLOCKLO").match("CS2R R4, SR_CLOCKLO")
+    assert not pattern_regex("CS2R *SR_CLOCKLO").match("CS2R R4, SR_GLOBALTIMERLO")
     line = "/*0180*/  @!P0 LDG.E.128.CONSTANT R4, desc[UR10][R24.64] ; /* 0x000000 */"
     assert opcode(line) == "LDG.E.128.CONSTANT" and instruction(line) == "LDG.E.128.CONSTANT R4, desc[UR10][R24.64]"
 

@@ -27,6 +27,7 @@ def test_tutorial_host_functions(tmp_path):
     assert len(checks) == 4 and all(CHECK_RE.match(ln) for ln in checks), checks
     assert "(1 of 1048576 wrong)" in checks[1] and "FAIL" in checks[1]
     assert re.search(r"\[1048575\] got 0xffffffff want 0x[0-9a-f]{8}  \(poison: never written\)", p.stdout)
+    assert re.search(r"^RESULT: FAIL\n(.*\n)*?RESULT: PASS$", p.stdout, re.M), "print_result's verdict follows the checks"
 
 
 def test_tensor_map_rules(tmp_path):

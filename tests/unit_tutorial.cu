@@ -48,6 +48,9 @@ int main(void) {
     memset(got, POISON_BYTE, N * sizeof(uint32_t));  // nothing written
     EXPECT("compare_nothing", check_words("unit_nothing", got, want, N) == N);
     EXPECT("failed_checks_counted", g_checks_failed == 3);
+    EXPECT("result_line_fails_with_them", print_result() == EXIT_WRONG);
+    g_checks_failed = 0;
+    EXPECT("result_line_passes_without", print_result() == EXIT_PASS);
 
     free(want);
     free(got);

@@ -7,7 +7,8 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
 
 * README.md, in each step's row of the step table:
       <!-- result:01 -->...<!-- /result -->
-  becomes the step's headline PERF (its check.py names it) on the reference GPU.
+  becomes the step's headline PERF (its check.py names it) on the reference
+  GPU (the H200), followed by the same line on every other recorded GPU.
 * NN_topic/README.md (the lesson):
       <!-- perf-table -->...<!-- /perf-table -->
   becomes a table of every PERF line of that step on the reference GPU, and
@@ -63,10 +64,15 @@ def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
             return "not yet measured"
         wrong, total = sum(int(m["wrong"]) for m in found), sum(int(m["total"]) for m in found)
         return f"`{prefix}*`: {wrong} of {total} elements misplaced ({len(found)} layouts)"
-    for r in rows:
-        if r["step"] == step_dir and r["name"] == step.headline:
-            return f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})"
-    return "not yet measured"
+    cell = next((f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})" for r in rows
+                 if r["step"] == step_dir and r["name"] == step.headline), "not yet measured")
+    for path in sorted(REPO.glob("results/*.csv")):  # every other GPU that has a recording
+        if path == REFERENCE_CSV or path.name.startswith("ncu_"):
+            continue
+        other = next((r for r in read_csv(path) if r["step"] == step_dir and r["name"] == step.headline), None)
+        if other:
+            cell += f"; {other['gpu'].replace('NVIDIA ', '')}: {other['pct_of_memcpy']} %"
+    return cell
 
 
 def perf_table(step_dir: str, rows: list[dict[str, str]]) -> str:

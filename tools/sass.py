@@ -13,7 +13,8 @@ Pattern syntax:
   but not LDG.E.64; a trailing "*" matches any further modifiers:
   "SYNCS.ARRIVE*";
 - optionally followed by operand text that must begin the operands:
-  "DEPBAR.LE SB0, 0x0" matches that wait and not DEPBAR.LE SB0, 0x1;
+  "DEPBAR.LE SB0, 0x0" matches that wait and not DEPBAR.LE SB0, 0x1; a "*"
+  in it matches any text: "CS2R *SR_CLOCKLO" is clock64, not the globaltimer;
 - " + " joins patterns that must match consecutive instructions:
   "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S" is fence.proxy.async, and no other
   instruction pair that merely contains one of the two.
@@ -90,7 +91,10 @@ def pattern_regex(pattern: str) -> re.Pattern[str]:
     op, _, operands = pattern.strip().partition(" ")
     rx = re.escape(op.rstrip("*")).replace(r"\[", "(?:").replace(r"\]", ")?")
     rx += r"(?:\.\S+)?" if op.endswith("*") else ""
-    rx += (r"\s+" + re.escape(operands.strip())) if operands.strip() else r"(?:\s|$)"
+    if operands.strip():
+        rx += r"\s+" + ".*".join(re.escape(part) for part in operands.strip().split("*"))
+    else:
+        rx += r"(?:\s|$)"
     return re.compile("^" + rx)
 
 

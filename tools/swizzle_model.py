@@ -1,6 +1,6 @@
 """The TMA swizzle and the shared-memory bank model, for the notebooks and tests.
 
-The kernels use common/swizzle.h; this is the same formula in Python, the only
+The kernels use 05_swizzle/swizzle.h; this is the same formula in Python, the only
 Python copy. tests/test_swizzle.py checks that both agree with every layout
 recorded on the H200 (05_swizzle/layouts_h200.json).
 
