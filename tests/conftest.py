@@ -32,6 +32,13 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("text", True)
     kw.setdefault("cwd", REPO)
     kw.setdefault("timeout", 900)
+    if cmd and cmd[0] == "make":
+        # Under `make test` the tests' own make calls would be sub-makes: they
+        # would print "Entering directory" lines and share the outer flags.
+        env = dict(kw.get("env") or os.environ)
+        for k in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
+            env.pop(k, None)
+        kw["env"] = env
     return subprocess.run(cmd, **kw)
 
 
