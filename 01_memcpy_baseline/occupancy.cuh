@@ -27,9 +27,12 @@ static inline int sm_count(void) {
 // blocks as fit. Grid-stride ("persistent") kernels use it.
 static inline int persistent_grid(const void* kernel, int threads, size_t smem_bytes) {
     const int per_sm = blocks_per_sm(kernel, threads, smem_bytes);
-    if (per_sm < 1)
-        die_usage("a kernel cannot be resident with %d threads and %zu B of shared memory", threads,
-                  smem_bytes);
+    if (per_sm < 1) {
+        fprintf(stderr,
+                "internal error: a kernel cannot be resident with %d threads and %zu B of shared memory\n",
+                threads, smem_bytes);
+        exit(EXIT_USAGE);
+    }
     return sm_count() * per_sm;
 }
 

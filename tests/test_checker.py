@@ -193,10 +193,27 @@ def test_exit_77_is_skip_not_pass(step_dir, step):
 
 
 def test_real_run_without_gpu_is_skip(built, step_dir):
+    log = REPO / "build" / f"{step_dir}.check.log"
+    log.unlink(missing_ok=True)  # a log left from an earlier run must not pass for this one
     p = check_cli(step_dir, env=no_gpu_env())
     assert p.returncode == 77, p.stdout
     assert "SKIP" in p.stdout and "no CUDA device found" in p.stdout
-    assert (REPO / "build" / f"{step_dir}.check.log").is_file(), "the run's log is kept under build/"
+    assert "# exit code 77" in log.read_text(), "the run's log is kept under build/"
+
+
+@pytest.mark.parametrize("text,message", [
+    ('perf_floors = {"a": 0.5}\nheadline = "a"\nsass = {}\nperf_order = [("a", "typo")]\n', "typo"),
+    ('perf_floors = {"a": 0.5}\nheadline = "b"\nsass = {}\n', "'b'"),
+    ('perf_floors = {"a": 0.5}\nsass = {}\n', "headline"),
+    ('perf_floors = {"a": 0.5\n', "does not load"),
+])
+def test_broken_rules_file_is_refused(tmp_path, monkeypatch, text, message):
+    import checker
+    (tmp_path / "99_x").mkdir()
+    (tmp_path / "99_x" / "check.py").write_text(text)
+    monkeypatch.setattr(checker, "REPO", tmp_path)
+    with pytest.raises(ValueError, match=message):
+        checker.load_step("99_x")
 
 
 def test_make_check_reports_every_step_and_fails_when_skipped(built):

@@ -78,11 +78,26 @@ def load_step(step_dir: str) -> Step:
     if not path.is_file():
         raise FileNotFoundError(f"{step_dir}/check.py not found: is '{step_dir}' a step folder? "
                                 f"(steps: {', '.join(step_dirs())})")
-    values = {k: v for k, v in runpy.run_path(str(path)).items() if not k.startswith("__")}
+    try:
+        values = {k: v for k, v in runpy.run_path(str(path)).items() if not k.startswith("__")}
+    except Exception as e:  # a syntax or name error in the data file: say where, not a traceback
+        raise ValueError(f"{step_dir}/check.py does not load: {type(e).__name__}: {e}") from e
     unknown = set(values) - RULE_KEYS
     if unknown:
         raise ValueError(f"{step_dir}/check.py: unknown names {sorted(unknown)} (allowed: {sorted(RULE_KEYS)})")
-    return Step(name=step_dir, **values)
+    try:
+        step = Step(name=step_dir, **values)
+    except TypeError as e:
+        raise ValueError(f"{step_dir}/check.py: {e}") from e
+    # Every name a rule uses must be a PERF line the floors declare: a typo
+    # would otherwise make the rule skip silently.
+    named = [n for pair in step.perf_order for n in pair]
+    if not step.headline.startswith("check:"):
+        named.append(step.headline)
+    undeclared = sorted(set(named) - set(step.perf_floors))
+    if undeclared:
+        raise ValueError(f"{step_dir}/check.py: {undeclared} named in headline/perf_order but not in perf_floors")
+    return step
 
 
 def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:

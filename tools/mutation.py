@@ -10,8 +10,11 @@ A mutation replaces one exact piece of one file. It is caught when its catcher
 fails: for a CPU mutation, the pytest tests named (only those: a defect caught
 only by an unrelated test, a lesson quoting the changed line say, does not
 count); for a GPU mutation, the step's program run with --quick must exit 1
-(a check failed). Every file is restored afterwards, and the steps a mutation
-touched are rebuilt. Not part of `make test`: it rebuilds and reruns a lot.
+(a check failed). A catcher that cannot run (a pytest node that no longer
+exists, a mutated step that does not build) makes the mutation STALE, never
+caught; without a GPU the GPU mutations are "not run". Every file is restored
+afterwards and all steps are rebuilt. Not part of `make test`: it rebuilds and
+reruns a lot.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import subprocess
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-PYTEST = [str(REPO / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
 
 
 @dataclasses.dataclass
@@ -159,25 +162,25 @@ def run(cmd: list[str], timeout: float = 1800) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
 
 
-def steps_built_from(path: str) -> list[str]:
-    """The step binaries whose dependency files name `path` (all of them for common/ or the Makefile)."""
-    deps = sorted((REPO / "build").glob("*.d"))
-    return [d.stem for d in deps if path in d.read_text() or path in ("Makefile",)]
-
-
-def catch(m: Mutation) -> tuple[bool, str]:
+def catch(m: Mutation) -> tuple[str, str]:
+    """("caught" | "MISSED" | "STALE" | "not run", detail)."""
     kind, _, what = m.catcher.partition(":")
     if kind == "cpu":
-        args = what.split()
-        p = run(PYTEST + args)
-        return p.returncode != 0, (p.stdout.strip().splitlines() or ["(no output)"])[-1]
+        p = run(PYTEST + what.split())
+        last = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
+        # pytest: 0 all passed, 1 some failed; 2-5 mean the tests did not run as named
+        verdict = {0: "MISSED", 1: "caught"}.get(p.returncode, "STALE")
+        return verdict, last if verdict != "STALE" else f"pytest exit {p.returncode}: {last}"
     step = what
     b = run(["make", f"build-{step[:2]}"])
     if b.returncode != 0:
-        return True, "the mutated step does not build"
+        return "STALE", "the mutated step does not build, so it tests nothing"
     p = run([f"build/{step}", "--quick"], timeout=900)
+    if p.returncode == 77:
+        return "not run", "no Hopper GPU here"
     fails = [ln for ln in p.stdout.splitlines() if ln.startswith("check") and "FAIL" in ln]
-    return p.returncode == 1, f"exit {p.returncode}; " + (fails[0] if fails else "no check failed")
+    return ("caught" if p.returncode == 1 else "MISSED"), f"exit {p.returncode}; " + (
+        fails[0] if fails else "no check failed")
 
 
 def main() -> int:
@@ -186,36 +189,36 @@ def main() -> int:
     ap.add_argument("--gpu-only", action="store_true", help="only the GPU mutations")
     ap.add_argument("--list", action="store_true", help="print the planted defects and their catchers")
     a = ap.parse_args()
-    rows, missed = [], 0
+    rows, bad = [], 0
     for m in MUTATIONS:
         on_gpu = m.catcher.startswith("gpu")
         if a.list or (on_gpu and not (a.gpu or a.gpu_only)) or (a.gpu_only and not on_gpu):
-            rows.append((m.name, m.catcher, "not run" if not a.list else ""))
+            rows.append((m.name, m.catcher, "" if a.list else "not run"))
             continue
         path = REPO / m.path
         original = path.read_text()
         if original.count(m.old) != 1:
-            rows.append((m.name, m.catcher, f"STALE: the text to replace occurs {original.count(m.old)} times"))
-            missed += 1
-            continue
-        try:
-            path.write_text(original.replace(m.old, m.new))
-            caught, detail = catch(m)
-        finally:
-            path.write_text(original)
-        rows.append((m.name, m.catcher, ("caught: " if caught else "MISSED: ") + detail))
-        missed += not caught
-    run(["make", "all"])  # the restored sources, rebuilt
+            verdict, detail = "STALE", f"the text to replace occurs {original.count(m.old)} times"
+        else:
+            try:
+                path.write_text(original.replace(m.old, m.new))
+                verdict, detail = catch(m)
+            finally:
+                path.write_text(original)
+        rows.append((m.name, m.catcher, f"{verdict}: {detail}"))
+        bad += verdict in ("MISSED", "STALE")
+    if not a.list and run(["make", "all"]).returncode != 0:  # the restored sources, rebuilt
+        print("mutation: the restored sources do not build", file=sys.stderr)
+        return 2
     width = max(len(r[0]) for r in rows)
     print(f"| {'planted defect':<{width}} | caught by | result |\n| --- | --- | --- |")
     for name, catcher, result in rows:
         print(f"| {name:<{width}} | `{catcher}` | {result} |")
-    ran = sum(1 for r in rows if r[2] not in ("not run", ""))
+    ran = sum(1 for r in rows if r[2].split(":")[0] in ("caught", "MISSED", "STALE"))
     if not a.list:
-        print(f"mutation: {ran - missed} of {ran} planted defects caught by their aimed check"
+        print(f"mutation: {ran - bad} of {ran} planted defects caught by their aimed check"
               f"{f'; {len(rows) - ran} not run here' if ran < len(rows) else ''}")
-    return 1 if missed else 0
-
+    return 1 if bad else 0
 
 if __name__ == "__main__":
     sys.exit(main())
