@@ -27,12 +27,9 @@ static inline int sm_count(void) {
 // blocks as fit. Grid-stride ("persistent") kernels use it.
 static inline int persistent_grid(const void* kernel, int threads, size_t smem_bytes) {
     const int per_sm = blocks_per_sm(kernel, threads, smem_bytes);
-    if (per_sm < 1) {
-        fprintf(stderr,
-                "internal error: a kernel cannot be resident with %d threads and %zu B of shared memory\n",
-                threads, smem_bytes);
-        exit(EXIT_USAGE);
-    }
+    if (per_sm < 1)
+        die_internal("a kernel cannot be resident with %d threads and %zu B of shared memory", threads,
+                     smem_bytes);
     return sm_count() * per_sm;
 }
 
@@ -50,10 +47,6 @@ static inline size_t smem_for_one_block_per_sm(const void* kernel, int threads, 
     if (bytes < needed) bytes = needed;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     const int per_sm = blocks_per_sm(kernel, threads, bytes);
-    if (per_sm != 1) {
-        fprintf(stderr, "internal error: %zu B of shared memory leaves %d blocks per SM, not 1\n", bytes,
-                per_sm);
-        exit(EXIT_USAGE);
-    }
+    if (per_sm != 1) die_internal("%zu B of shared memory leaves %d blocks per SM, not 1", bytes, per_sm);
     return bytes;
 }

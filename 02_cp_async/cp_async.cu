@@ -549,7 +549,8 @@ int main(int argc, char** argv) {
     snprintf(what, sizeof what, "--mib %lld", cli.value[OPT_MIB]);
     require_host_memory(what, 3 * bytes);  // the input, the polynomial's reference, the readback buffer
     require_hopper();
-    require_device_memory(what, 2 * bytes);
+    require_device_memory("--mib, --tail",
+                          2 * bytes + 2 * ((size_t)cli.value[OPT_TAIL] + 64) * sizeof(float));
     print_header("02_cp_async", "asynchronous copies: cp.async, groups, zero-fill, pipelines");
     printf(
         "problem: %zu float32 per buffer (%lld MiB); tail array of %lld floats; polynomial of %lld FMAs per "

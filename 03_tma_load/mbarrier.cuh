@@ -24,14 +24,15 @@ static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) 
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(smem_u32(bar)), "r"(count) : "memory");
 }
 
-// A release fence for earlier mbarrier.init, at cluster scope: it makes the
-// inits visible to the other CTAs of a cluster before they arrive on, or
-// multicast into, these barriers (step 07). It is not a proxy fence, and in a
-// kernel launched without clusters ptxas emits no instruction for it: there
-// the __syncthreads() after the init is what publishes the barrier to the
-// block, and the TMA copies that signal it are issued after that barrier.
-// CUTLASS keeps it in every kernel, and so do we, so the code stays right
-// when it is launched as a cluster.
+// A release fence for earlier mbarrier.init, at cluster scope: the PTX memory
+// model needs it to make the inits visible to the other CTAs of a cluster
+// before they arrive on, or multicast into, these barriers (step 07). It is
+// not a proxy fence. For sm_90a ptxas emits only a predicated NOP for it,
+// with or without __cluster_dims__: this hardware needs no instruction there.
+// Within a block the __syncthreads() after the init is what publishes the
+// barrier, and the TMA copies that signal it are issued after that barrier.
+// CUTLASS keeps the fence in every kernel, and so do we: it is what the PTX
+// model asks for, whatever one target compiles it to.
 static __device__ __forceinline__ void mbar_fence_init(void) {
     asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
 }
@@ -134,8 +135,11 @@ static __device__ __forceinline__ bool wait_gave_up(uint64_t start, const char* 
 // MBAR_TIMEOUT_NS it records which barrier, where and which parity, and gives
 // up, so a wrong parity or byte count ends in a report, not a hung GPU.
 // Use it through MBAR_WAIT(bar, parity), which names the barrier and the line.
-// It returns false if it gave up: a loop that issues copies stops issuing
-// then, so that no copy is left in flight when the block ends.
+// It returns false if it gave up. The ring kernels (sum_ring, copy_ring) then
+// stop issuing, so no copy is left in flight when the block ends; the simpler
+// kernels go on (their loops have a __syncthreads() that a lone break would
+// deadlock) and may exit with copies in flight, after a hang that the check
+// already reports as a failure.
 static __device__ __forceinline__ bool mbar_wait(uint64_t* bar, uint32_t parity, const char* what,
                                                  const char* file, int line) {
     if (mbar_try_wait(bar, parity)) return true;

@@ -331,14 +331,15 @@ typedef struct {
 static void part_rules(const void* dev_base) {
     const TensorMapSpec base = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, dev_base, 1024, 1000, 4000, 64,
                                               64, CU_TENSOR_MAP_SWIZZLE_NONE);
-    RuleCase c[24];
+    RuleCase c[32];
     int n = 0;
-#define RULE_CASE(label, ...)    \
-    do {                         \
-        TensorMapSpec s_ = base; \
-        __VA_ARGS__;             \
-        c[n].name = label;       \
-        c[n++].spec = s_;        \
+#define RULE_CASE(label, ...)                                                               \
+    do {                                                                                    \
+        if (n == (int)(sizeof c / sizeof c[0])) die_internal("more than %d rule cases", n); \
+        TensorMapSpec s_ = base;                                                            \
+        __VA_ARGS__;                                                                        \
+        c[n].name = label;                                                                  \
+        c[n++].spec = s_;                                                                   \
     } while (0)
     RULE_CASE("valid_2d", (void)0);
     RULE_CASE("rank_0", s_.rank = 0);
@@ -394,7 +395,7 @@ static __device__ __forceinline__ void add_to_total(unsigned long long v, unsign
     }
 }
 
-// Plain loads: a block sums 64 KiB, the same share as a sum_tma block; each
+// Plain loads: a block sums 64 KiB; each
 // thread issues SUM_VEC uint4 loads (LDG.E.128) before using any of them.
 #define SUM_VEC 4
 #define SUM_LDG_ROUNDS 4  // 256 threads x 4 x 4 uint4 = 64 KiB per block
@@ -570,7 +571,7 @@ typedef struct {
     unsigned long long want;
 } Sum;
 
-// Runs one launch (after zeroing the total) and checks its result.
+// The total, read back after the stream's work.
 static unsigned long long read_total(const Sum* m) {
     unsigned long long got = 0;
     CUDA_CHECK(cudaMemcpyAsync(&got, m->total, sizeof got, cudaMemcpyDeviceToHost, m->s));
@@ -644,7 +645,7 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
     const Sum m = {cli, s, bytes, d, total, counter, (unsigned long long)words * (words - 1) / 2};
     TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, d, words / SUM_COLS, SUM_COLS,
                                         SUM_COLS * 4, SUM_BOX_ROWS, SUM_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
-    spec.l2_promotion = SUM_L2_PROMOTION;  // an experiment knob: -DSUM_L2_PROMOTION=... (no effect seen)
+    spec.l2_promotion = SUM_L2_PROMOTION;  // an experiment knob (unmeasured: the lesson's exercise 5)
     const CUtensorMap map = make_tensor_map(&spec, "the part-7 buffer (--mib)");
     sum_ldg_part(&m);
     sum_tma_part(&m, &map, chunk);
@@ -730,8 +731,10 @@ int main(int argc, char** argv) {
     require_hopper();
     const size_t boxes =
         (rows + box_rows - 1) / box_rows * box_rows * ((cols + box_cols - 1) / box_cols * box_cols);
-    require_device_memory("--rows, --cols, --box-rows, --box-cols", (rows * cols + boxes) * 4);
-    require_device_memory("--mib", 2 * sum_bytes);  // the sum's buffer and the memcpy reference's copy
+    // The matrix stays allocated through the sums (part 6 encodes maps on it):
+    // plus the sum's buffer and the memcpy reference's copy.
+    require_device_memory("--rows, --cols, --box-rows, --box-cols, --mib",
+                          (rows * cols + boxes) * 4 + 2 * sum_bytes);
     print_header("03_tma_load", "TMA loads: tensor maps, mbarriers, out-of-bounds fill, bulk copies");
     printf(
         "problem: parts 1-2 a %llu x %llu uint32 matrix, part-1 boxes of %u x %u; part 4 bulk copies of %lld "

@@ -1,8 +1,8 @@
 // tutorial.cuh: the harness every step shares. Nothing in it is a lesson.
 //
 // Read it once; after that each step's .cu reads on its own.
-//   1. exit codes and errors   CUDA_CHECK, CHECK_LAUNCH, die_usage, xmalloc
-//   2. the GPU guard           require_hopper (exit 77), require_memory (exit 2)
+//   1. exit codes and errors   CUDA_CHECK, CHECK_LAUNCH, die_usage, die_internal, xmalloc
+//   2. the GPU guard           require_hopper (exit 77), require_host/device_memory (exit 2)
 //   3. the command line        parse_cli, require_divisor
 //   4. seeded data and poison  fill_seeded_words/floats, poison_device
 //   5. bounded waits           what a wait that gave up leaves for the host
@@ -66,6 +66,17 @@ static inline void die_usage(const char* fmt, ...) {
     fputs("error: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputs(" (see --help)\n", stderr);
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+// A broken assumption of the program itself, not of its input: exit 2 too.
+static inline void die_internal(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("internal error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
     va_end(ap);
     exit(EXIT_USAGE);
 }
@@ -234,7 +245,7 @@ static inline Cli parse_cli(int argc, char** argv, const CliSpec* spec) {
     cli.warmup = 3;
     cli.seed = 1;
     int reps_given = 0, given[MAX_OPTIONS] = {0};
-    if (spec->nopts > MAX_OPTIONS) die_usage("internal: more than %d options", MAX_OPTIONS);
+    if (spec->nopts > MAX_OPTIONS) die_internal("more than %d options", MAX_OPTIONS);
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -585,10 +596,7 @@ static MachineLine g_lines[MAX_MACHINE_LINES];
 static int g_nlines = 0;
 
 static inline MachineLine* new_machine_line(int kind) {
-    if (g_nlines == MAX_MACHINE_LINES) {
-        fprintf(stderr, "internal error: more than %d GPU/PERF/TIME lines\n", MAX_MACHINE_LINES);
-        exit(EXIT_USAGE);
-    }
+    if (g_nlines == MAX_MACHINE_LINES) die_internal("more than %d GPU/PERF/TIME lines", MAX_MACHINE_LINES);
     MachineLine* l = &g_lines[g_nlines++];
     l->kind = kind;
     return l;
@@ -697,11 +705,8 @@ static inline int finish(void) {
         if (l->kind == LINE_TIME) printf("TIME   %s\n", l->text);
         if (l->kind != LINE_PERF) continue;
         if (memcpy_gbps <= 0.0) {
-            if (!g_checks_failed) {
-                fprintf(stderr, "internal error: PERF %s recorded without the cudaMemcpy_D2D reference\n",
-                        l->text);
-                exit(EXIT_USAGE);
-            }
+            if (!g_checks_failed)
+                die_internal("PERF %s recorded without the cudaMemcpy_D2D reference", l->text);
             // The reference's own check failed, so it was not timed: no fraction to print.
             printf("note   %s %.3f ms: no %% of memcpy, the cudaMemcpy_D2D reference was not timed\n",
                    l->text, l->ms);
