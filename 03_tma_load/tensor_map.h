@@ -216,9 +216,15 @@ static inline CUresult encode_tensor_map(const TensorMapSpec* s, CUtensorMap* ma
 
 // Checks the rules (exit 2 naming the broken one), then encodes. `what` names
 // the options or the tensor the map is for ("--rows 3000 --cols 1001").
-static inline CUtensorMap make_tensor_map(const TensorMapSpec* s, const char* what) {
+// Exit 2 naming the input (`what`) and the rule, if `s` breaks one: the
+// steps call it on their options before the GPU is touched.
+static inline void require_tensor_rules(const TensorMapSpec* s, const char* what) {
     char msg[256];
     if (tensor_map_rule_broken(s, msg, sizeof msg)) die_usage("%s: %s", what, msg);
+}
+
+static inline CUtensorMap make_tensor_map(const TensorMapSpec* s, const char* what) {
+    require_tensor_rules(s, what);
     CUtensorMap map;
     const CUresult r = encode_tensor_map(s, &map);
     if (r != CUDA_SUCCESS) {

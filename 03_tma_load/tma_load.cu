@@ -701,15 +701,13 @@ static void check_arguments(const Cli* cli) {
              (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols);
     const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, (const void*)256, rows, cols,
                                               cols * 4, box_rows, box_cols, CU_TENSOR_MAP_SWIZZLE_NONE);
-    if (tensor_map_rule_broken(&spec, msg, sizeof msg)) die_usage("%s: %s", what, msg);
+    require_tensor_rules(&spec, what);
     if ((size_t)box_rows * box_cols * 4 > MAX_BOX_BYTES)
         die_usage(
             "a box of %u x %u x 4 B = %u KiB does not fit this program's %d KiB of shared memory per box",
             box_rows, box_cols, box_rows * box_cols * 4 >> 10, MAX_BOX_BYTES >> 10);
     const uint64_t tiles = (rows + box_rows - 1) / box_rows * ((cols + box_cols - 1) / box_cols);
-    if (tiles > 0x7FFFFFFFull)
-        die_usage("%s: %llu boxes, one CTA each, but a grid holds at most 2^31 - 1 blocks: use larger boxes",
-                  what, (unsigned long long)tiles);
+    require_grid(what, tiles, "boxes");
     if (bulk_copy_rule_broken(bulk_bytes, msg, sizeof msg)) die_usage("--bulk-bytes %u: %s", bulk_bytes, msg);
     require_divisor("--bulk-bytes", bulk_bytes, 1u << 20, "bytes of the 1 MiB part-4 buffer");
     require_divisor("--chunk", cli->value[OPT_CHUNK], (size_t)cli->value[OPT_MIB] * 64,

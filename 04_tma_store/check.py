@@ -36,11 +36,15 @@ sass = {
 sass_absent = {
     "bulk_store_kernel": ["CCTL.IVALL"],  # its only wait is wait_group.read
     "tma_copy": ["DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],  # the .read wait in the loop
+    "copy_ring<false>": ["DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],  # the storer's .read wait
+    "copy_ring<true>": ["DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],
 }
 sass_count = {
     # two proxy fences: after the threads' additions (before the store) and
     # after poison_smem (before the reload); the second alone must not pass
     "add_one": {"FENCE.VIEW.ASYNC.S": 2},
+    # the .read wait in the loop, then one full wait at the end
+    "fence_probe": {"DEPBAR.LE SB0, 0x0 + CCTL.IVALL": 1, "DEPBAR.LE SB0, 0x0": 2},
 }
 bugs = {
     1: "no fence.proxy.async before the TMA stores: the memory model no longer orders the threads' writes "

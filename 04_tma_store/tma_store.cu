@@ -66,13 +66,21 @@ __global__ void __launch_bounds__(THREADS)
         reloaded[(size_t)blockIdx.x * BOX * BOX + i] = box[i];
 }
 
+// The input word at element i: position-coded but not i itself, so that
+// "plus one" can never be mistaken for "the next element" (a box shifted by
+// one column would otherwise pass). The odd multiplier makes it one-to-one;
+// below 2^31, so +1 is never the poison or the guard word.
+static uint32_t input_word(uint64_t i) {
+    return (uint32_t)(i * 2654435761u) >> 1;
+}
+
 static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) {
     const uint64_t pitch = cols + 2 * FRAME, framed_rows = rows + 2 * FRAME, n = rows * cols;
     const size_t framed = framed_rows * pitch;
     const uint32_t tiles_x = (uint32_t)((cols + BOX - 1) / BOX),
                    tiles = tiles_x * (uint32_t)((rows + BOX - 1) / BOX);
     uint32_t* h = (uint32_t*)xmalloc(framed * 4, "the framed matrix");
-    for (size_t i = 0; i < n; ++i) h[i] = (uint32_t)i;
+    for (size_t i = 0; i < n; ++i) h[i] = input_word(i);
     uint32_t *in = NULL, *out = NULL, *reloaded = NULL;
     CUDA_CHECK(cudaMalloc((void**)&in, n * 4));
     CUDA_CHECK(cudaMalloc((void**)&out, framed * 4));
@@ -98,7 +106,7 @@ static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) 
         for (uint32_t i = 0; i < BOX * BOX; ++i) {
             const uint64_t r = (uint64_t)(t / tiles_x) * BOX + i / BOX,
                            c = (uint64_t)(t % tiles_x) * BOX + i % BOX;
-            want[(size_t)t * BOX * BOX + i] = r < rows && c < cols ? (uint32_t)(r * cols + c) + 1u : 0u;
+            want[(size_t)t * BOX * BOX + i] = r < rows && c < cols ? input_word(r * cols + c) + 1u : 0u;
         }
     check_device("add_one_reloaded", reloaded, want, (size_t)tiles * BOX * BOX, s);
     // The framed output, read once and checked in two parts: the interior
@@ -114,7 +122,7 @@ static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) 
             const int in_matrix = r >= FRAME && r < rows + FRAME && c >= FRAME && c < cols + FRAME;
             const size_t k = in_matrix ? inside++ : outside++;
             got[k] = h[r * pitch + c];
-            want[k] = in_matrix ? (uint32_t)((r - FRAME) * cols + (c - FRAME)) + 1u : GUARD_WORD;
+            want[k] = in_matrix ? input_word((r - FRAME) * cols + (c - FRAME)) + 1u : GUARD_WORD;
         }
     check_words("add_one_stored", got, want, n);
     check_words("edges_guard_untouched", got + n, want + n, framed - n);
@@ -151,8 +159,12 @@ __global__ void __launch_bounds__(32) fence_probe(uint32_t* out, int bug) {
     bulk_wait_group<0>();
 }
 
+// A fixed block count (the SMs of an H100 SXM or H200), not sm_count(): the
+// check line's word count is part of the expected output on every GPU.
+#define PROBE_BLOCKS 132
+
 static void part_fence_probe(int bug, cudaStream_t s) {
-    const unsigned blocks = (unsigned)sm_count();
+    const unsigned blocks = PROBE_BLOCKS;
     const size_t words = (size_t)blocks * PROBE_ROUNDS * PROBE_WORDS;
     uint32_t* want = (uint32_t*)xmalloc(words * 4, "the fence probe's expected values");
     for (size_t i = 0; i < words; ++i) want[i] = (uint32_t)(i / PROBE_WORDS) * 2 + 1;
@@ -218,12 +230,11 @@ static void part_bulk_store(uint32_t chunk_bytes, cudaStream_t s) {
 // schedule's business (03_tma_load/pipeline.cuh): chunk, strided or dynamic.
 // `finish`, if not NULL, receives each block's end time (%globaltimer).
 #define COPY_COLS 256
-#ifndef COPY_BOX_ROWS
-#define COPY_BOX_ROWS 16
-#endif
+#define COPY_BOX_ROWS 16  // 16 KiB boxes: the --chunk rule counts 64 per MiB
 #ifndef COPY_STAGES
 #define COPY_STAGES 4
 #endif
+static_assert(COPY_STAGES >= 2, "a stage is reloaded only after the next store is issued: 2 stages at least");
 #define COPY_BOX_WORDS (COPY_COLS * COPY_BOX_ROWS)
 
 __global__ void __launch_bounds__(32)
@@ -336,13 +347,10 @@ __global__ void __launch_bounds__(64)
 }
 
 typedef struct {
-    const Cli* cli;
     cudaStream_t s;
-    size_t bytes;
     uint32_t nboxes;
     const CUtensorMap *src_map, *dst_map;
     uint32_t* dst;
-    const uint32_t* want;
     unsigned int* counter;         // the dynamic schedules' counter, reset before each launch
     size_t smem, smem_one_per_sm;  // the stages; the same, padded so that one block fits per SM
     const uint32_t* src;
@@ -419,7 +427,7 @@ static void part_copy(size_t bytes, uint32_t chunk, const Cli* cli, cudaStream_t
     smem_for_one_block_per_sm((const void*)copy_ring<true>, 64, smem_one);
     const uint32_t nboxes = (uint32_t)(words / COPY_BOX_WORDS),
                    share = (nboxes + sm_count() - 1) / sm_count();
-    const Copy c = {cli, s, bytes, nboxes, &src_map, &dst_map, dst, want, counter, smem, smem_one, src};
+    const Copy c = {s, nboxes, &src_map, &dst_map, dst, counter, smem, smem_one, src};
     CHECK_AND_TIME("copy_tma", cli, s, dst, want, words, 2.0 * bytes,
                    launch_tma_copy(&c, SCHED_CHUNK, chunk, NULL));
     CHECK_AND_TIME("copy_tma_persistent", cli, s, dst, want, words, 2.0 * bytes,
@@ -471,10 +479,9 @@ static void check_arguments(const Cli* cli) {
     // more: a multiple of 16 exactly when the input's is), so the rule names --cols.
     const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, (const void*)256, rows, cols,
                                               cols * 4, BOX, BOX, CU_TENSOR_MAP_SWIZZLE_NONE);
-    if (tensor_map_rule_broken(&spec, msg, sizeof msg)) die_usage("%s: %s", what, msg);
+    require_tensor_rules(&spec, what);
     const uint64_t tiles = (rows + BOX - 1) / BOX * ((cols + BOX - 1) / BOX);
-    if (tiles > 0x7FFFFFFFull)
-        die_usage("%s: %llu boxes, more than a grid holds", what, (unsigned long long)tiles);
+    require_grid(what, tiles, "boxes");
     if (bulk_copy_rule_broken(bulk_bytes, msg, sizeof msg)) die_usage("--bulk-bytes %u: %s", bulk_bytes, msg);
     require_divisor("--bulk-bytes", bulk_bytes, 1u << 20, "bytes of the 1 MiB part-4 buffer");
     require_divisor("--chunk", cli->value[OPT_CHUNK], (size_t)cli->value[OPT_MIB] * 64,

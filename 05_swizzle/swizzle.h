@@ -1,7 +1,8 @@
 /* swizzle.h: where the TMA puts each byte of a box in shared memory.
  * Plain C, usable on the host and (under nvcc) on the device. Taught in step
- * 05 (05_swizzle/README.md); confirmed there on the H200 for every mode,
- * element size, buffer offset, and inner boxes narrower than the span.
+ * 05 (05_swizzle/README.md); confirmed there on the H200 for every mode and
+ * element size, for a 128B box at 0, 128, 256 and 512 bytes past a
+ * 1024-aligned base, and for inner boxes narrower than the span.
  *
  * Derivation. A box is laid out row after row: byte (row, b) has the logical
  * absolute shared address A = buffer + row * pitch + b. Unswizzled, the pitch

@@ -159,6 +159,13 @@ static inline void require_host_memory(const char* what, size_t bytes) {
                   avail / 1073741824.0);
 }
 
+// A launch of one block per item: at most 2^31 - 1 blocks in a grid.
+static inline void require_grid(const char* what, uint64_t blocks, const char* items) {
+    if (blocks > 0x7FFFFFFFull)
+        die_usage("%s: %llu %s, one block each, but a grid holds at most 2^31 - 1 blocks", what,
+                  (unsigned long long)blocks, items);
+}
+
 static inline void require_device_memory(const char* what, size_t bytes) {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));

@@ -148,7 +148,6 @@ def test_missing_perf_line(step):
 
 
 def test_undeclared_perf_line(step):
-    needs_perf(step)
     out = mutate_first(expected(step), r"^(RESULT: PASS)$",
                        "PERF   surprise                 1.000 ms    100.0 GB/s    2.0 % of memcpy\n\\1")
     fails(step, out, want="not declared")

@@ -79,14 +79,16 @@ BAD_ARGS = [
     (["--dump"], "--dump needs a file name"),
     (["--dump", ""], "--dump needs a file name"),
     (["--dump", "--quick"], "--dump needs a file name"),
+    (["--dump", "/nonexistent-folder/x.json"], "its folder is not writable"),
 ]
+# Each step with the bad arguments of the options it takes (--bogus: all).
+BAD_CASES = [(d, args, message) for d in STEP_DIRS for args, message in BAD_ARGS
+             if args[0] == "--bogus" or args[0] in TAKES[d]]
 
 
-@pytest.mark.parametrize("args,message", BAD_ARGS)
-def test_bad_standard_arguments_exit_2_naming_the_rule(built, step_dir, args, message):
-    if args[0] not in TAKES[step_dir] and args[0] != "--bogus":
-        pytest.skip(f"{step_dir} does not take {args[0]}")
-    p = run([str(binary(step_dir)), *args], env=no_gpu_env())
+@pytest.mark.parametrize("step_name,args,message", BAD_CASES, ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+def test_bad_standard_arguments_exit_2_naming_the_rule(built, step_name, args, message):
+    p = run([str(binary(step_name)), *args], env=no_gpu_env())
     assert p.returncode == 2, f"{args}: exit {p.returncode}"
     assert message in p.stderr, p.stderr
     assert p.stdout == ""

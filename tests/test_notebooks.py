@@ -1,6 +1,8 @@
 """Every notebook executes headless without error and draws its figures, on
 a machine with no GPU (they read recorded data only). The committed copies
-carry their outputs, so they render on the repository website as they are."""
+carry their outputs, so they render on the repository website as they are;
+their text outputs must be what a fresh run prints today, so a committed
+notebook never shows numbers the recordings no longer hold."""
 
 import pathlib
 
@@ -17,6 +19,20 @@ def images(nb):
     return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
+def texts(nb):
+    """The text each code cell prints or returns (figures are compared by count only)."""
+    out = []
+    for c in nb.cells:
+        if c.cell_type != "code":
+            continue
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream":
+                out.append(o.get("text", ""))
+            elif "text/plain" in o.get("data", {}) and "image/png" not in o.get("data", {}):
+                out.append(o["data"]["text/plain"])
+    return out
+
+
 def test_the_notebooks_exist():
     assert {p.name for p in NOTEBOOKS} >= {"bank_conflicts.ipynb", "swizzle.ipynb"}
 
@@ -25,7 +41,11 @@ def test_the_notebooks_exist():
 def test_notebook_executes_and_draws(path: pathlib.Path):
     nb = nbformat.read(path, as_version=4)
     assert images(nb) > 0, f"{path.name} is committed without its figures"
+    committed = texts(nb)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[0].get("evalue")
     assert images(nb) > 0, f"{path.name} drew no figure"
+    assert texts(nb) == committed, (
+        f"{path.name}: its committed outputs are stale; refresh them with "
+        f"`cd notebooks && ../.venv/bin/python -m jupyter nbconvert --to notebook --execute --inplace {path.name}`")

@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from checker import load_step, parse_perf  # noqa: E402
+from checker import parse_perf, positive_seconds, step_or_exit  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug, perf_csv, read_csv  # noqa: E402
 
 COLUMNS = ["step", "name", "ms", "gb_per_s", "pct_of_memcpy", "gpu", "sm", "cuda", "driver", "date"]
@@ -68,14 +68,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description="Run every step and record its PERF lines and outputs.")
     ap.add_argument("steps", nargs="+")
     ap.add_argument("--build", default="build")
-    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--timeout", type=positive_seconds, default=600.0)
     a = ap.parse_args()
 
     new: dict[pathlib.Path, list[dict[str, str]]] = {}  # csv file -> rows
     done: dict[pathlib.Path, set[str]] = {}             # csv file -> steps run now
     failed = []
     for step in a.steps:
+        rules = step_or_exit(step, "bench")
         binary = REPO / a.build / step
+        if not binary.is_file():
+            print(f"bench {step}: {binary} not found: build it with `make build-{step[:2]}`")
+            return 2
         t0 = time.time()
         try:
             code, out, err = run(binary, [], a.timeout)
@@ -88,9 +92,14 @@ def main() -> int:
             print(f"bench {step}: FAIL (exit {code}) {problems} {err.strip()}")
             failed.append(step)
             continue
-        gpu = parse_gpu(out)
+        try:
+            gpu = parse_gpu(out)
+        except ValueError as e:
+            print(f"bench {step}: FAIL ({e})")
+            failed.append(step)
+            continue
         record_run(run_dir(gpu["gpu"]) / f"{step}.txt", [], code, out, err)
-        for bug in sorted(load_step(step).bugs):
+        for bug in sorted(rules.bugs):
             args = ["--bug", str(bug)]
             try:
                 bcode, bout, berr = run(binary, args, a.timeout)

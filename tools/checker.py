@@ -100,6 +100,15 @@ def load_step(step_dir: str) -> Step:
     return step
 
 
+def step_or_exit(step_dir: str, tool: str) -> Step:
+    """load_step for the command-line tools: a bad step or rules file is one line and exit 2."""
+    try:
+        return load_step(step_dir.rstrip("/"))
+    except (FileNotFoundError, ValueError) as e:
+        print(f"{tool}: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
 def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:
     """PERF lines by name, and a problem for every malformed or repeated one."""
     perf: dict[str, dict[str, float]] = {}

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from checker import load_step  # noqa: E402
+from checker import step_or_exit  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug  # noqa: E402
 
 
@@ -61,15 +61,18 @@ def main() -> int:
     ap.add_argument("--binary", type=pathlib.Path)
     ap.add_argument("--args", default="", help="arguments for the program")
     a = ap.parse_args()
-    step = load_step(a.step.rstrip("/"))
+    step = step_or_exit(a.step, "profile")
     if not step.profile:
         print(f"{step.name}/check.py declares no profile: nothing to measure")
-        return 1
+        return 2
     ncu = shutil.which("ncu") or str(pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "ncu")
     if not pathlib.Path(ncu).is_file():
         print("ncu (Nsight Compute) not found on PATH or in $CUDA_HOME/bin")
-        return 1
+        return 2
     binary = a.binary or REPO / "build" / step.name
+    if not binary.is_file():
+        print(f"{binary} not found: build it with `make build-{step.name[:2]}`")
+        return 2
     p = step.profile
     cmd = [ncu, "--clock-control", "none", "--kernel-name", p["kernel"], "--metrics",
            ",".join(p["metrics"].values()), "--csv", str(binary), *shlex.split(a.args)]

@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from checker import load_step  # noqa: E402
+from checker import step_or_exit  # noqa: E402
 from contract import REPO  # noqa: E402
 
 
@@ -159,16 +159,19 @@ def main() -> int:
     ap.add_argument("--binary", type=pathlib.Path)
     ap.add_argument("--all", action="store_true", help="print every SASS line of those kernels")
     a = ap.parse_args()
-    step = load_step(a.step.rstrip("/"))
+    step = step_or_exit(a.step, "sass")
     binary = a.binary or REPO / "build" / step.name
     if not binary.is_file():
         print(f"{binary} not found: build it with `make build-{step.name[:2]}`")
-        return 1
+        return 2
     try:
         functions = dump_sass(binary)
     except ToolMissing as e:
         print(e)
-        return 1
+        return 2
+    except subprocess.CalledProcessError as e:
+        print(f"{binary}: cuobjdump cannot read it (exit {e.returncode}): is it a CUDA program?")
+        return 2
     ok = True
     for kernel, lines, problems in check_sass(functions, step.sass, step.sass_absent, step.sass_count):
         print(f"== {kernel}")
