@@ -10,7 +10,7 @@ import re
 import pytest
 
 from checker import deterministic_lines, evaluate
-from contract import RESULTS, read_csv
+from contract import REFERENCE_GPU, RESULTS, gpu_slug, read_csv
 
 from conftest import REPO, binary, no_gpu_env, run
 
@@ -34,7 +34,7 @@ def check_cli(step_dir, *args, **kw):
 
 def test_the_reference_gpu_and_the_h100_are_recorded():
     names = {d.name for d in GPU_RUN_DIRS}
-    assert "NVIDIA_H200" in names, "results/runs/NVIDIA_H200 is missing: run `make bench` on the H200"
+    assert gpu_slug(REFERENCE_GPU) in names, f"results/runs/{gpu_slug(REFERENCE_GPU)} is missing: run `make bench` on it"
     assert any(n.startswith("NVIDIA_H100") for n in names), "no H100 recording in results/runs"
 
 
@@ -53,7 +53,7 @@ def test_every_recorded_run_passes_against_expected_output(step_dir, step):
 
 def test_expected_output_is_the_h200_run(step_dir, step):
     out = expected(step)
-    assert re.search(r"^GPU\s+NVIDIA H200", out, re.M), "expected_output.txt must come from the H200"
+    assert re.search(rf"^GPU\s+{re.escape(REFERENCE_GPU)}\b", out, re.M), f"expected_output.txt must come from the {REFERENCE_GPU}"
     assert set(re.findall(r"^PERF\s+(\S+)", out, re.M)) == set(step.perf_floors), "PERF lines and floors differ"
     if step.headline.startswith("check:"):
         assert re.search(rf"^check\s+{re.escape(step.headline[6:])}", out, re.M)

@@ -84,7 +84,7 @@ def test_result_table_check_catches_a_typed_number(tmp_path, monkeypatch):
     assert cell and "% of memcpy" in cell[1], "step 01's result cell has no number"
     (tmp_path / "README.md").write_text(readme.replace(cell[0], "<!-- result:01 -->99.9 % of memcpy<!-- /result -->"))
     monkeypatch.setattr(results_table, "REPO", tmp_path)
-    monkeypatch.setattr(results_table, "REFERENCE_CSV", tmp_path / "results" / "NVIDIA_H200.csv")
+    monkeypatch.setattr(results_table, "REFERENCE_CSV", tmp_path / "results" / results_table.REFERENCE_CSV.name)
     monkeypatch.setattr(sys, "argv", ["results_table.py", "--check"])
     assert results_table.main() == 1
     monkeypatch.setattr(sys, "argv", ["results_table.py"])

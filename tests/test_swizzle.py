@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import swizzle_model as m
-from contract import read_csv
+from contract import REFERENCE_GPU, read_csv
 from ncu_profile import profile_csv
 
 from conftest import REPO
@@ -24,7 +24,7 @@ def test_recording_covers_every_mode_size_and_offset():
             assert (mode, esize, 0) in cases
     for offset in (128, 256, 512):
         assert ("128B", 4, offset) in cases
-    assert REC["gpu"].startswith("NVIDIA H200")
+    assert REC["gpu"].startswith(REFERENCE_GPU)
 
 
 @pytest.mark.parametrize("L", ALL, ids=lambda L: f'{L["mode"]}-{L["elem_bytes"]}B-{L["cols"]}cols-off{L["offset"]}')
@@ -97,7 +97,7 @@ def test_bank_model_known_answers(pattern, degree):
 
 
 def test_bank_model_agrees_with_ncu_and_the_program():
-    rows = read_csv(profile_csv("05_swizzle", "NVIDIA H200"))
+    rows = read_csv(profile_csv("05_swizzle", REFERENCE_GPU))
     assert [r["launch"] for r in rows] == ["row", "column", "column_padded", "column_swizzled"]
     for r in rows:
         assert float(r["wavefronts_per_lds"]) == m.conflict_degree(*m.pattern_addresses(r["launch"]))

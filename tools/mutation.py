@@ -133,6 +133,14 @@ MUTATIONS = [
     M("a wrapper nobody uses", "03_tma_load/tma_load.cuh", "// ---- the proxy fence",
       "static __device__ __forceinline__ void tma_unused(void) { asm volatile(\"fence.proxy.async;\"); }\n"
       "// ---- the proxy fence", "cpu:tests/test_layout.py -k test_every_wrapper_is_used"),
+    M("the ring's storer waits in full instead of .read", "04_tma_store/tma_store.cu",
+      "            bulk_wait_group_read<1>();  // store i - 1 has read its stage: free it",
+      "            bulk_wait_group<1>();", "cpu:tests/test_sass.py::test_step_sass_contains_its_instructions[04_tma_store]"),
+    M("a rule naming a PERF line that does not exist is accepted", "tools/checker.py",
+      "    if undeclared:", "    if False:", "cpu:tests/test_checker.py -k test_broken_rules_file_is_refused"),
+    M("--dump into a folder that cannot be written is found out too late", "05_swizzle/swizzle.cu",
+      "    if (cli.dump_path) check_dump_folder(cli.dump_path);\n", "",
+      "cpu:tests/test_exit_codes.py -k test_bad_standard_arguments_exit_2_naming_the_rule"),
     # The docs.
     M("a typed result in the README", "README.md", "<!-- result:04 -->`copy_tma` ",
       "<!-- result:04 -->`copy_tma` 99.9 % ", "cpu:tests/test_docs.py::test_result_tables_are_generated_and_current"),
