@@ -59,26 +59,26 @@ enum {
 // Faults inside the kernel surface at the next synchronizing CUDA_CHECK.
 #define CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
+// One line on stderr, then exit 2: "<prefix><message><suffix>".
+static inline void vdie(const char* prefix, const char* suffix, const char* fmt, va_list ap) {
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(suffix, stderr);
+    exit(EXIT_USAGE);
+}
+
 // Bad input: one line naming the rule that was broken, exit 2.
 static inline void die_usage(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see --help)\n", stderr);
-    va_end(ap);
-    exit(EXIT_USAGE);
+    vdie("error: ", " (see --help)\n", fmt, ap);
 }
 
 // A broken assumption of the program itself, not of its input: exit 2 too.
 static inline void die_internal(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("internal error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(EXIT_USAGE);
+    vdie("internal error: ", "\n", fmt, ap);
 }
 
 // Host memory, checked: a failed allocation is exit 2 naming what it was for.
