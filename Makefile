@@ -59,6 +59,10 @@ else ifeq ($(FLAGS_CHANGED),yes)
 $(shell mkdir -p $(BUILD) && echo '$(ALL_FLAGS)' > $(FLAGS_STAMP))
 endif
 
+# Libraries a step links, from its program's own "// link: ..." line (06
+# links cuBLAS), found at run time in the toolkit the program was built with.
+step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^// link: ||p' $(1)/*.cu) -Xlinker -rpath=$(CUDA_HOME)/lib64)
+
 # Per-step targets, generated from the folder list: build-NN run-NN check-NN
 # sass-NN sanitize-NN profile-NN. A binary depends on its .cu, on every header
 # it includes (nvcc -MD writes the list into build/NN_topic.d) and on the
@@ -67,8 +71,8 @@ endif
 define STEP_RULES
 .PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1)
 $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
-	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@   (log: $$@.log)"
-	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
+	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@ $(call step_link,$(2))  (log: $$@.log)"
+	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ $(call step_link,$(2)) > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
 	@grep -i "warning" $$@.log || true
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)

@@ -16,7 +16,10 @@
 #include "03_tma_load/tma_load.cuh"  // smem_u32, gmem_u64, CUtensorMap, fence_proxy_async_shared
 
 // ---- tensor store: shared -> global box, tracked by a bulk group ----------
-// Only the in-bounds part of the box is written. Coordinates must be >= 0.
+// Only the in-bounds part of the box is written, in whole 16-byte chunks: if
+// a row of the tensor does not end on a 16-byte boundary, the rest of its
+// last chunk (row padding) is written too (step 06 shows it). Coordinates
+// must be >= 0.
 static __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
                                                     const void* src) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"

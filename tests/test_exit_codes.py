@@ -20,6 +20,7 @@ TAKES = {
     "03_tma_load": {"--reps"},
     "04_tma_store": {"--reps", "--seed"},
     "05_swizzle": {"--dump"},
+    "06_transpose": {"--reps"},
 }
 STANDARD = {"--reps": ["--reps", "3"], "--seed": ["--seed", "3"], "--dump": ["--dump", "x.json"]}
 
@@ -129,6 +130,13 @@ STEP_RULES = [
     ("04_tma_store", ["--bulk-bytes", "48"], "--bulk-bytes 48 does not divide the 1048576 bytes of the 1 MiB part-4"),
     ("04_tma_store", ["--chunk", "3"], "--chunk 3 does not divide"),
     ("04_tma_store", ["--rows", "1048576", "--cols", "1048576"], "GiB of host memory, only"),
+    ("06_transpose", ["--cols", "1001", "--ld", "1001"], "--rows 16384 --cols 1001 --ld 1001: row stride 4004 B is "
+                                                         "not a multiple of 16 B, which TMA requires: pad the row to "
+                                                         "1004 elements"),
+    ("06_transpose", ["--cols", "1001", "--ld", "1000"], "--ld must be at least --cols"),
+    ("06_transpose", ["--rows", "40000"], "--rows 40000 is out of range: it must be 1..32768"),
+    ("06_transpose", ["--band", "0"], "--band 0 is out of range"),
+    ("06_transpose", ["--bug", "3"], "--bug 3 is out of range: it must be 0..2"),
 ]
 
 

@@ -163,6 +163,10 @@ MUTATIONS = [
     M("the swizzled tile read at the buffer-relative index", "05_swizzle/swizzle.cu",
       "    return swz[swizzle_element(swz_base, SWIZZLE_MODE_128B, t, k, 4, 128)];",
       "    return swz[swizzle_element(0, SWIZZLE_MODE_128B, t, k, 4, 128) ^ 8];", "gpu:05_swizzle"),
+    M("the transposed box stored at the load's coordinates", "06_transpose/transpose.cu",
+      "        tma_store_2d(out_map, r0, c0, t);", "        tma_store_2d(out_map, c0, r0, t);", "gpu:06_transpose"),
+    M("the pipelined mapping drops its diagonal (blocks moved twice, others never)", "06_transpose/transpose.cu",
+      "    *a = hi % groups_a * 8 + (i ^ d);", "    *a = hi % groups_a * 8 + i;", "gpu:06_transpose"),
 ]
 
 

@@ -2,8 +2,8 @@
 
     python3 tools/ncu_profile.py 05_swizzle [--binary build/05_swizzle] [--args "--quick"]
 
-check.py's `profile` names one kernel, the name of each of its launches in
-launch order, the ncu metrics to read (column -> metric) and ratios of two
+check.py's `profile` names one kernel (or gives `ncu_filter`, ncu's own
+options that pick the launches), the name of each profiled launch in order, the ncu metrics to read (column -> metric) and ratios of two
 columns. One ncu run collects them (clocks left as they are:
 --clock-control none); the table goes to results/ncu_<step>_<gpu>.csv, one row
 per launch, and the lesson shows it from there.
@@ -74,7 +74,10 @@ def main() -> int:
         print(f"{binary} not found: build it with `make build-{step.name[:2]}`")
         return 2
     p = step.profile
-    cmd = [ncu, "--clock-control", "none", "--kernel-name", p["kernel"], "--metrics",
+    # Which launches: every launch of one kernel by default, or the step's own
+    # ncu filter (06: the second launch of each TMA kernel).
+    which = p.get("ncu_filter", ["--kernel-name", p["kernel"]])
+    cmd = [ncu, "--clock-control", "none", *which, "--metrics",
            ",".join(p["metrics"].values()), "--csv", str(binary), *shlex.split(a.args)]
     run = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     gpu = next((m["name"] for m in map(GPU_RE.match, run.stdout.splitlines()) if m), None)
