@@ -703,6 +703,11 @@ static void check_arguments(const Cli* cli) {
     require_host_memory(what, 4 * (big > edge ? big : edge));
 }
 
+// Device memory one matrix takes: the input and the framed output.
+static size_t matrix_bytes(uint32_t rows, uint32_t cols, uint32_t ld) {
+    return 4 * ((size_t)rows * ld + (size_t)(cols + 2 * FRAME) * output_ld(rows));
+}
+
 // The deterministic preamble: header, problem line, the host-side checks.
 static void print_problem(uint32_t rows, uint32_t cols, uint32_t ld, uint32_t er, uint32_t ec, int bug) {
     print_header("06_transpose", "an fp32 transpose, from naive to TMA + swizzle + pipeline, against cuBLAS");
@@ -739,8 +744,8 @@ int main(int argc, char** argv) {
     const uint32_t band = (uint32_t)cli.value[OPT_BAND];
     const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
-    require_device_memory("--rows, --cols, --ld",
-                          4 * ((size_t)rows * ld + (size_t)(cols + 2 * FRAME) * output_ld(rows)));
+    require_device_memory("--rows, --cols, --ld", matrix_bytes(rows, cols, ld));
+    require_device_memory("--edge-rows, --edge-cols", matrix_bytes(er, ec, padded_ld(ec)));
     print_problem(rows, cols, ld, er, ec, bug);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
