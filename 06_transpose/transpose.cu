@@ -62,8 +62,8 @@ static __host__ __device__ __forceinline__ void block_of_thread(uint32_t g, uint
 // ---- Part 1: naive --------------------------------------------------------
 // A warp reads 32 consecutive floats of a row (one 128-byte request) and
 // writes them down a column: 32 rows apart, 32 separate 32-byte sectors of
-// which it fills 4 bytes each. The L2 merges some of those partial writes
-// before they reach DRAM; how many decides this part's speed.
+// which it fills 4 bytes each: a sector is whole only once neighbouring warps
+// have written the rest of it.
 __global__ void __launch_bounds__(TILE * 8)
     naive(const float* in, float* out, uint32_t rows, uint32_t cols, uint32_t ld_in, uint32_t ld_out) {
     const uint32_t c = blockIdx.x * TILE + threadIdx.x, r0 = blockIdx.y * TILE;
