@@ -130,29 +130,39 @@ static __device__ __forceinline__ bool wait_gave_up(uint64_t start, const char* 
     return true;
 }
 
-// Wait for the phase with this parity: try_wait in a loop. In this tutorial
-// the loop is bounded (common/tutorial.cuh, "Bounded waits"): after
-// MBAR_TIMEOUT_NS it records which barrier, where and which parity, and gives
-// up, so a wrong parity or byte count ends in a report, not a hung GPU.
-// Use it through MBAR_WAIT(bar, parity), which names the barrier and the line.
-// It returns false if it gave up. The ring kernels (sum_ring, copy_ring) then
-// stop issuing, so no copy is left in flight when the block ends; the simpler
-// kernels go on (their loops have a __syncthreads() that a lone break would
-// deadlock) and may exit with copies in flight, after a hang that the check
-// already reports as a failure.
-static __device__ __forceinline__ bool mbar_wait(uint64_t* bar, uint32_t parity, const char* what,
-                                                 const char* file, int line) {
-    if (mbar_try_wait(bar, parity)) return true;
+// The bounded spin loop itself, for any test that may need many tries:
+// `test()` is called until it returns true. In this tutorial the loop is
+// bounded (common/tutorial.cuh, "Bounded waits"): after MBAR_TIMEOUT_NS it
+// records what was waited for, where, and `detail` (a parity, a rank), and
+// gives up. It returns false if it gave up. Step 07 waits with it on a
+// barrier that other CTAs of a cluster arrive on.
+template <typename Test>
+static __device__ __forceinline__ bool bounded_wait(Test test, const char* what, const char* file, int line,
+                                                    const char* detail_name, uint32_t detail) {
+    if (test()) return true;
 #if MBAR_TIMEOUT_NS
     const uint64_t start = globaltimer_ns();
-    while (!mbar_try_wait(bar, parity))
-        if (wait_gave_up(start, what, file, line, "parity", parity)) return false;
+    while (!test())
+        if (wait_gave_up(start, what, file, line, detail_name, detail)) return false;
 #else
-    (void)what, (void)file, (void)line;
-    while (!mbar_try_wait(bar, parity)) {
+    (void)what, (void)file, (void)line, (void)detail_name, (void)detail;
+    while (!test()) {
     }
 #endif
     return true;
+}
+
+// Wait for the phase with this parity: try_wait in a bounded loop, so a
+// wrong parity or byte count ends in a report (which barrier, where, which
+// parity), not a hung GPU. Use it through MBAR_WAIT(bar, parity), which names
+// the barrier and the line. It returns false if it gave up. The ring kernels
+// (sum_ring, copy_ring) then stop issuing, so no copy is left in flight when
+// the block ends; the simpler kernels go on (their loops have a
+// __syncthreads() that a lone break would deadlock) and may exit with copies
+// in flight, after a hang that the check already reports as a failure.
+static __device__ __forceinline__ bool mbar_wait(uint64_t* bar, uint32_t parity, const char* what,
+                                                 const char* file, int line) {
+    return bounded_wait([&] { return mbar_try_wait(bar, parity); }, what, file, line, "parity", parity);
 }
 #define MBAR_WAIT(bar, parity) mbar_wait((bar), (parity), #bar, __FILE__, __LINE__)
 

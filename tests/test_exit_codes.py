@@ -21,6 +21,7 @@ TAKES = {
     "04_tma_store": {"--reps", "--seed"},
     "05_swizzle": {"--dump"},
     "06_transpose": {"--reps"},
+    "07_reduce_multicast": {"--reps", "--seed"},
 }
 STANDARD = {"--reps": ["--reps", "3"], "--seed": ["--seed", "3"], "--dump": ["--dump", "x.json"]}
 
@@ -137,6 +138,10 @@ STEP_RULES = [
     ("06_transpose", ["--rows", "40000"], "--rows 40000 is out of range: it must be 1..32768"),
     ("06_transpose", ["--band", "0"], "--band 0 is out of range"),
     ("06_transpose", ["--bug", "3"], "--bug 3 is out of range: it must be 0..2"),
+    ("07_reduce_multicast", ["--rows", "100"], "--rows 100 --cols 512: both must be multiples of 64"),
+    ("07_reduce_multicast", ["--ctas", "40"], "--ctas 40 is not a multiple of 16"),
+    ("07_reduce_multicast", ["--bug", "1"], ".min does not reduce this tensor map's element type"),
+    ("07_reduce_multicast", ["--bug", "5"], "--bug 5 is out of range: it must be 0..4"),
 ]
 
 

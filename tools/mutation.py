@@ -5,6 +5,7 @@
                                          and runs it with --quick, which must fail)
     python3 tools/mutation.py --gpu-only only the GPU mutations (a GPU machine needs no pytest)
     python3 tools/mutation.py --list     the table of planted defects, nothing run
+    python3 tools/mutation.py --gpu-only --only 07   only those whose catcher names "07"
 
 A mutation replaces one exact piece of one file. It is caught when its catcher
 fails: for a CPU mutation, the pytest tests named (only those: a defect caught
@@ -167,6 +168,17 @@ MUTATIONS = [
       "        tma_store_2d(out_map, r0, c0, t);", "        tma_store_2d(out_map, c0, r0, t);", "gpu:06_transpose"),
     M("the pipelined mapping drops its diagonal (blocks moved twice, others never)", "06_transpose/transpose.cu",
       "    *a = hi % groups_a * 8 + (i ^ d);", "    *a = hi % groups_a * 8 + i;", "gpu:06_transpose"),
+    M("the tensor-form reduce lands one column off", "07_reduce_multicast/reduce_multicast.cu",
+      "        tma_reduce_2d<OP>(&map, (int32_t)c0, (int32_t)r0, box);",
+      "        tma_reduce_2d<OP>(&map, (int32_t)c0 + 4, (int32_t)r0, box);", "gpu:07_reduce_multicast"),
+    M("split-K loses its last contributor", "07_reduce_multicast/reduce_multicast.cu",
+      "    const uint32_t items = p.tiles * p.k_per_tile;\n    for (uint32_t j = 0,",
+      "    const uint32_t items = p.tiles * (p.k_per_tile - 1);\n    for (uint32_t j = 0,", "gpu:07_reduce_multicast"),
+    M("the multicast mask leaves out the last CTA of the cluster", "07_reduce_multicast/reduce_multicast.cu",
+      "(uint16_t)((1u << S) - 1));", "(uint16_t)((1u << S) - 1 - (1u << (S - 1))));", "gpu:07_reduce_multicast"),
+    M("the ring sends to its own rank", "07_reduce_multicast/reduce_multicast.cu",
+      "bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, (rank + 1) % S);",
+      "bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, rank);", "gpu:07_reduce_multicast"),
 ]
 
 
@@ -200,11 +212,12 @@ def main() -> int:
     ap.add_argument("--gpu", action="store_true", help="also the GPU mutations (needs a Hopper GPU)")
     ap.add_argument("--gpu-only", action="store_true", help="only the GPU mutations")
     ap.add_argument("--list", action="store_true", help="print the planted defects and their catchers")
+    ap.add_argument("--only", default="", help="only the mutations whose catcher contains this text")
     a = ap.parse_args()
     rows, bad = [], 0
     for m in MUTATIONS:
         on_gpu = m.catcher.startswith("gpu")
-        if a.list or (on_gpu and not (a.gpu or a.gpu_only)) or (a.gpu_only and not on_gpu):
+        if a.list or (on_gpu and not (a.gpu or a.gpu_only)) or (a.gpu_only and not on_gpu) or a.only not in m.catcher:
             rows.append((m.name, m.catcher, "" if a.list else "not run"))
             continue
         path = REPO / m.path

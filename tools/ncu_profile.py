@@ -4,7 +4,9 @@
 
 check.py's `profile` names one kernel (or gives `ncu_filter`, ncu's own
 options that pick the launches), the name of each profiled launch in order, the ncu metrics to read (column -> metric) and ratios of two
-columns. One ncu run collects them (clocks left as they are:
+columns. Optional: `args`, the program's arguments for the run, and
+`every`: N, when each named launch is followed by N - 1 launches of the same
+work (warm-up and timed runs) that are profiled but not reported. One ncu run collects them (clocks left as they are:
 --clock-control none); the table goes to results/ncu_<step>_<gpu>.csv, one row
 per launch, and the lesson shows it from there.
 """
@@ -42,9 +44,10 @@ def parse_ncu_csv(text: str) -> list[dict[str, float]]:
 
 
 def table(profile: dict, launches: list[dict[str, float]]) -> list[list[str]]:
-    names = profile["launches"]
-    if len(launches) != len(names):
-        raise ValueError(f"expected {len(names)} launches of {profile['kernel']}, ncu reported {len(launches)}")
+    names, every = profile["launches"], profile.get("every", 1)
+    if len(launches) != len(names) * every:
+        raise ValueError(f"expected {len(names) * every} launches of {profile['kernel']}, ncu reported {len(launches)}")
+    launches = launches[::every]
     header = ["launch", *profile["metrics"], *profile.get("ratios", {})]
     rows = [header]
     for name, m in zip(names, launches):
@@ -78,7 +81,7 @@ def main() -> int:
     # ncu filter (06: the second launch of each TMA kernel).
     which = p.get("ncu_filter", ["--kernel-name", p["kernel"]])
     cmd = [ncu, "--clock-control", "none", *which, "--metrics",
-           ",".join(p["metrics"].values()), "--csv", str(binary), *shlex.split(a.args)]
+           ",".join(p["metrics"].values()), "--csv", str(binary), *p.get("args", []), *shlex.split(a.args)]
     run = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     gpu = next((m["name"] for m in map(GPU_RE.match, run.stdout.splitlines()) if m), None)
     if run.returncode != 0 or gpu is None:

@@ -108,14 +108,22 @@ def find_pattern(lines: list[str], pattern: str) -> list[int]:
 
 def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
     """The mangled name of `kernel`: "copy_float4" or a template instance with
-    integer arguments, "pipeline<4>" (Itanium mangling writes <length><name>,
-    then I Li<value>E ... E for integer template arguments, Lb0E/Lb1E for false/true)."""
-    m = re.fullmatch(r"(\w+)(?:<([-\w, ]+)>)?", kernel)
+    integer, bool or enum arguments, "pipeline<4>", "broadcast<true>",
+    "reduce_ops_tensor<(ReduceOp)3>" (Itanium mangling writes <length><name>,
+    then I ... E around the arguments: Li<value>E for an int, Lb0E/Lb1E for
+    false/true, L<length><Enum><value>E for an enum)."""
+    m = re.fullmatch(r"(\w+)(?:<([-\w, ()]+)>)?", kernel)
     name, args = m[1], m[2]
     rx = rf"(^|[^0-9]){len(name)}{re.escape(name)}"
+
+    def mangle(arg: str) -> str:
+        enum = re.fullmatch(r"\((\w+)\)(-?\d+)", arg)
+        if enum:
+            return f"L{len(enum[1])}{enum[1]}{enum[2]}E"
+        return {"true": "Lb1E", "false": "Lb0E"}.get(arg, rf"Li{arg}E")
+
     if args is not None:
-        mangled = {"true": "Lb1E", "false": "Lb0E"}
-        rx += "I" + "".join(mangled.get(a.strip(), rf"Li{a.strip()}E") for a in args.split(",")) + "E"
+        rx += "I" + "".join(mangle(a.strip()) for a in args.split(",")) + "E"
     else:
         rx += "(?!I)"
     for f in functions:

@@ -1,0 +1,116 @@
+"""Rules for step 07_reduce_multicast (`make check-07`): data only; tools/checker.py reads them.
+
+Floors are fractions of cudaMemcpy device-to-device measured in the same run,
+85 % of the lowest value the H200 and the H100 recorded (results/; a test
+keeps each between 70 and 100 % of it); 75 % for the split-K runs at 1 and 4
+contributors, which last a few microseconds and say little. The broadcast
+runs read from L2 and exceed 100 % of a DRAM copy. perf_order holds
+the lesson's claims: at 16 and 64 contributors the TMA reduce beats
+per-element atomicAdd and one CTA's load-add-store, and so does the vector
+red. It makes no claim about multicast's time: on this broadcast, whose
+operand stays in L2, multicast is not faster on either GPU (the lesson shows
+why, with the counters below). `make profile-07` reads ncu's L2 counters for the check
+run of each split-K and broadcast launch (--reps 1: each check run is followed
+by 3 warm-up runs and 1 timed run, profiled and not reported).
+"""
+
+perf_floors = {
+    "cudaMemcpy_D2D": 1.00,
+    "tma_reduce_k1": 0.028,
+    "atomicAdd_k1": 0.025,
+    "red_v4_k1": 0.032,
+    "load_add_store_k1": 0.031,
+    "tma_reduce_k4": 0.105,
+    "atomicAdd_k4": 0.066,
+    "red_v4_k4": 0.106,
+    "load_add_store_k4": 0.089,
+    "tma_reduce_k16": 0.305,
+    "atomicAdd_k16": 0.132,
+    "red_v4_k16": 0.33,
+    "load_add_store_k16": 0.186,
+    "tma_reduce_k64": 0.561,
+    "atomicAdd_k64": 0.167,
+    "red_v4_k64": 0.581,
+    "load_add_store_k64": 0.245,
+    "broadcast_c1": 1.07,
+    "broadcast_c2": 1.066,
+    "broadcast_c2_mc": 1.044,
+    "broadcast_c4": 1.071,
+    "broadcast_c4_mc": 1.041,
+    "broadcast_c8_mc": 0.979,
+    "broadcast_c16_mc": 0.863,
+    "broadcast_c1_staggered": 1.073,
+    "broadcast_c4_mc_staggered": 1.035,
+}
+headline = "tma_reduce_k64"
+perf_order = [
+    ("tma_reduce_k16", "atomicAdd_k16"),
+    ("tma_reduce_k64", "atomicAdd_k64"),
+    ("tma_reduce_k16", "load_add_store_k16"),
+    ("tma_reduce_k64", "load_add_store_k64"),
+    ("red_v4_k64", "atomicAdd_k64"),
+]
+sass = {
+    "reduce_ops_tensor<(ReduceOp)0>": ["FENCE.VIEW.ASYNC.S", "UTMAREDG.2D.ADD", "UTMACMDFLUSH", "DEPBAR.LE SB0, 0x0"],
+    "reduce_ops_tensor<(ReduceOp)1>": ["UTMAREDG.2D.MIN"],
+    "reduce_ops_tensor<(ReduceOp)2>": ["UTMAREDG.2D.MAX"],
+    "reduce_ops_tensor<(ReduceOp)3>": ["UTMAREDG.2D.INC"],
+    "reduce_ops_tensor<(ReduceOp)4>": ["UTMAREDG.2D.DEC"],
+    "reduce_ops_tensor<(ReduceOp)5>": ["UTMAREDG.2D.AND"],
+    "reduce_ops_tensor<(ReduceOp)6>": ["UTMAREDG.2D.OR"],
+    "reduce_ops_tensor<(ReduceOp)7>": ["UTMAREDG.2D.XOR"],
+    "reduce_ops_bulk<(ReduceOp)0>": ["UBLKRED.G.S.ADD", "UTMACMDFLUSH"],
+    "reduce_ops_bulk<(ReduceOp)5>": ["UBLKRED.G.S.AND"],
+    "splitk_tma_reduce": ["STS.128", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S", "UTMAREDG.2D.ADD", "DEPBAR.LE SB0, 0x1"],
+    "splitk_red<false>": ["REDG.E.ADD.F32.FTZ.RN.STRONG.GPU"],
+    "splitk_red<true>": ["REDG.E.ADD.F32x4.FTZ.RN.STRONG.GPU"],
+    "splitk_load_add_store": ["LDG.E.128.STRONG.GPU", "STG.E.128"],
+    "broadcast<true>": ["UCGABAR_ARV", "UCGABAR_WAIT", "ELECT", "UTMALDG.2D.MULTICAST", "SYNCS.ARRIVE.TRANS64.RED.A1T0",
+                        "LDS.128"],
+    "broadcast<false>": ["UTMALDG.2D", "LDS.128"],
+    "dsmem_ring": ["UCGABAR_ARV", "UCGABAR_WAIT", "SYNCS.ARRIVE.TRANS64", "UBLKCP.S.S"],
+}
+sass_absent = {
+    # one f32 reduction per element (atomicAdd) against four (the vector red)
+    "splitk_red<false>": ["REDG.E.ADD.F32x4*"],
+    # the remote arrive is not preceded by the barriers of a cluster-scope
+    # release (MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR): those wait for the thread's
+    # global stores, once per tile and warp
+    "broadcast<true>": ["CGAERRBAR + SYNCS.ARRIVE.TRANS64.RED.A1T0"],
+    "broadcast<false>": ["UTMALDG.2D.MULTICAST"],
+}
+profile = {
+    "kernel": "splitk_ and broadcast",
+    "ncu_filter": ["--kernel-name", "regex:^(splitk_|broadcast)"],
+    "args": ["--reps", "1"],
+    "every": 5,
+    "launches": [
+        "tma_reduce_k1", "atomicAdd_k1", "red_v4_k1", "load_add_store_k1",
+        "tma_reduce_k4", "atomicAdd_k4", "red_v4_k4", "load_add_store_k4",
+        "tma_reduce_k16", "atomicAdd_k16", "red_v4_k16", "load_add_store_k16",
+        "tma_reduce_k64", "atomicAdd_k64", "red_v4_k64", "load_add_store_k64",
+        "broadcast_c1", "broadcast_c2", "broadcast_c2_mc", "broadcast_c4", "broadcast_c4_mc", "broadcast_c8_mc",
+        "broadcast_c16_mc", "broadcast_c1_staggered", "broadcast_c4_mc_staggered",
+    ],
+    "metrics": {
+        "red_requests": "lts__t_requests_srcunit_tex_op_red.sum",
+        "red_sectors": "lts__t_sectors_srcunit_tex_op_red.sum",
+        "l2_read_sectors": "lts__t_sectors_srcunit_tex_op_read.sum",
+        "l2_write_sectors": "lts__t_sectors_srcunit_tex_op_write.sum",
+        "sectors_into_gpcs": "lrc__xbar2gpc_sectors_op_read.sum",
+        "coalesced_by_hardware": "lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum",
+        "coalesced_by_multicast": "lrc__request_sectors_op_read_coalescing_achieved_type_programmatic.sum",
+        "ns": "gpu__time_duration.sum",
+    },
+    "ratios": {
+        "l2_reads_per_sector_delivered": ["l2_read_sectors", "sectors_into_gpcs"],
+    },
+}
+bugs = {
+    1: "asks for .min on the f32 split-K map: the host refuses it before any launch (exit 2, naming the type "
+       "table); on the H200 the instruction traps at run time (results/experiments/reduce_min_f32_NVIDIA_H200.txt)",
+    2: "no fence.proxy.async between the threads' writes and the TMA reduce: the reduce may read stale shared "
+       "memory; where the hardware does not expose it, the program says so",
+    3: "every CTA multicasts slice 0 into its own slice's place: the check finds rows that hold another row of B",
+    4: "the receivers (rank > 0) never arm their full barrier: the bounded wait names the barrier and its parity",
+}
