@@ -73,9 +73,12 @@ static __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" : : "r"(mapa_shared(bar, rank)) : "memory");
 }
 
-// try_wait with cluster scope: the acquire side of mbar_arrive_remote. What
-// the arriving threads of other CTAs did before arriving is ordered before
-// what this thread does after the wait returns true.
+// try_wait with .acquire at cluster scope. Paired with mbar_arrive_remote's
+// CTA-scope release it gives no FORMAL order in the PTX memory model (a
+// release synchronizes only within its own scope); the pairing is CUTLASS's
+// practical one, safe because the reads it protects have completed before
+// the arrive (see mbar_arrive_remote). A formal guarantee would need
+// .release.cluster on the arrive, at the cost measured there.
 static __device__ __forceinline__ bool mbar_try_wait_cluster(uint64_t* bar, uint32_t parity) {
     uint32_t done;
     asm volatile(

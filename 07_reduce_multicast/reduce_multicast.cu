@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(RT_THREADS)
 }
 
 // 3b and 3c. Reductions issued by the threads, from registers. VECTOR false:
-// atomicAdd per element, one RED.E.ADD.F32 each (the result is unused, so
+// atomicAdd per element, one REDG.E.ADD.F32 each (the result is unused, so
 // the compiler emits the reduction, not the atomic that returns). VECTOR
 // true: red.global.add.v4.f32, four floats per instruction.
 template <bool VECTOR>
@@ -321,8 +321,13 @@ __global__ void __launch_bounds__(BC_THREADS, 1)
                 mbar_arrive(&empty[s]);
             }
         }
+        __syncwarp();  // a bounded wait that gave up may leave the lanes apart; .aligned needs them together
     }
-    cluster_sync();  // no CTA leaves while a peer may still write into it or arrive on it
+    // No CTA leaves while a peer may still write into it or arrive on it.
+    // barrier.cluster does not wait for asynchronous copies; what makes this
+    // safe is that every consumer waited for its last full stage (every
+    // multicast into this CTA has landed) before arriving here.
+    cluster_sync();
 }
 
 // ---- Part 5: distributed shared memory -------------------------------------

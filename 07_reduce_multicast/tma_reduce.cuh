@@ -5,13 +5,16 @@
 // PTX ISA, "Data Movement and Conversion Instructions": cp.reduce.async.bulk.tensor
 // and cp.reduce.async.bulk (sm_90, PTX ISA 8.0); "Parallel Synchronization and
 // Communication Instructions": red (the vector form red.global.v4.f32: sm_90,
-// PTX ISA 8.1). SASS: UTMAREDG.2D (tensor), UBLKRED.G.S (1D bulk),
-// REDG.E.ADD.F32 (per element and vector).
+// PTX ISA 8.1). SASS: UTMAREDG.2D (tensor), UBLKRED.G.S (the non-tensor bulk
+// form), REDG.E.ADD.F32 / REDG.E.ADD.F32x4 (per element / vector; .FTZ: an
+// f32 red on global memory flushes subnormals to zero).
 //
 // A store-reduce is a TMA store whose write is a read-modify-write AT THE
 // DESTINATION: the L2 combines each element of the box with what global
-// memory holds, element by element. Each element's update is atomic (relaxed,
-// gpu scope), like a red.global per element; there is no order between
+// memory holds, element by element. For the tensor form the PTX ISA says each
+// element's update is atomic with .relaxed.gpu semantics, like a red.global
+// per element (newer ISA versions let the non-tensor form name a scope; its
+// default is the ISA version's to define); there is no order between
 // elements, and none between the reductions of different CTAs. Everything a
 // plain TMA store needs still holds: every thread that wrote the source
 // fences (fence.proxy.async) before the barrier that hands it over; one thread
@@ -72,12 +75,14 @@ static __device__ __forceinline__ void tma_reduce_2d(const CUtensorMap* map, int
         TMA_REDUCE_2D_ASM("xor");
 }
 
-// ---- 1D bulk store-reduce: no tensor map ------------------------------------
+// ---- the non-tensor bulk store-reduce: no tensor map ---------------------------
+// (Not the tensor form's .1d, which takes a map: this one takes addresses.)
 // [%0] global destination ("l"), [%1] shared source ("r"), %2 bytes ("r"):
 // 16-byte aligned addresses, a multiple of 16 bytes. The type is in the
 // opcode: .u32 for arithmetic, .b32 for the bitwise ops, .f32 for add (the
-// only float reduction the instruction has: there is no .min.f32, and ptxas
-// refuses one; tests/test_reduce_types.py shows both refusals).
+// only f32 reduction the instruction has: there is no .min.f32, and ptxas
+// refuses one; tests/test_reduce_types.py shows both refusals; f64 has add,
+// f16/bf16 add.noftz, min and max, which this step does not use).
 #define BULK_REDUCE_ASM(OP_TYPE)                                                                  \
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group." OP_TYPE " [%0], [%1], %2;" \
                  :                                                                                \
@@ -113,8 +118,8 @@ static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_
 // ---- what the TMA replaces: reductions issued by threads -------------------
 // Four floats added into 16-byte aligned global memory with ONE instruction
 // (red: no value comes back, unlike atom). Relaxed, gpu scope, each element
-// atomic on its own, as with atomicAdd. The vector form exists for f32 (and
-// f16/bf16) add only; there is no vector u32 red.
+// atomic on its own, as with atomicAdd. The vector forms are f32 add (.v2,
+// .v4) and f16/bf16 add, min, max (up to .v8); there is no vector u32 red.
 static __device__ __forceinline__ void red_add_v4_f32(float* dst, float a, float b, float c, float d) {
     asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};"
                  :
