@@ -22,6 +22,7 @@ TAKES = {
     "05_swizzle": {"--dump"},
     "06_transpose": {"--reps"},
     "07_reduce_multicast": {"--reps", "--seed"},
+    "08_descriptor_update": {"--reps"},
 }
 STANDARD = {"--reps": ["--reps", "3"], "--seed": ["--seed", "3"], "--dump": ["--dump", "x.json"]}
 
@@ -142,6 +143,9 @@ STEP_RULES = [
     ("07_reduce_multicast", ["--ctas", "40"], "--ctas 40 is not a multiple of 16"),
     ("07_reduce_multicast", ["--bug", "1"], ".min does not reduce this tensor map's element type"),
     ("07_reduce_multicast", ["--bug", "5"], "--bug 5 is out of range: it must be 0..4"),
+    ("08_descriptor_update", ["--cols", "30"], "--cols 30 is not a multiple of 4"),
+    ("08_descriptor_update", ["--groups", "1"], "--groups 1 is out of range: it must be 2..512"),
+    ("08_descriptor_update", ["--bug", "4"], "--bug 4 is out of range: it must be 0..3"),
 ]
 
 

@@ -179,6 +179,16 @@ MUTATIONS = [
     M("the ring sends to its own rank", "07_reduce_multicast/reduce_multicast.cu",
       "bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, (rank + 1) % S);",
       "bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, rank);", "gpu:07_reduce_multicast"),
+    M("a field edit lands in the wrong dimension", "08_descriptor_update/descriptor_update.cu",
+      "    case F_DIM0:\n        tmap_replace_dim<0>(m, p->new_value);",
+      "    case F_DIM0:\n        tmap_replace_dim<1>(m, p->new_value);", "gpu:08_descriptor_update"),
+    M("a retarget forgets the row stride", "08_descriptor_update/descriptor_update.cu",
+      "                tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld * 4);\n", "", "gpu:08_descriptor_update"),
+    M("the stride given in 16-byte units on CUDA 13", "08_descriptor_update/tensormap_edit.cuh",
+      "#if CUDART_VERSION >= 12050\n    const uint64_t v = bytes;\n#else\n    const uint64_t v = bytes >> 4;\n#endif\n"
+      "    asm volatile(\"tensormap.replace.tile.global_stride.shared::cta",
+      "    const uint64_t v = bytes >> 4;\n    asm volatile(\"tensormap.replace.tile.global_stride.shared::cta",
+      "gpu:08_descriptor_update"),
 ]
 
 
