@@ -698,12 +698,23 @@ static size_t check_copy(const char* name, const Copy* c) {
         CHECK_THEN_TIME(name, cli, (c)->s, 2.0 * (c)->gs->data_bytes, check_copy(name, c), __VA_ARGS__); \
     } while (0)
 
+// cross_cta runs 2 x groups CTAs that wait for each other: all must be
+// resident at once. Checked right after the GPU guard, before any allocation.
+static void require_cross_cta_fits(uint32_t ng) {
+    const size_t smem = tma_smem_bytes(STAGES * BOX_BYTES);
+    CUDA_CHECK(
+        cudaFuncSetAttribute((const void*)cross_cta, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const int fit = blocks_per_sm((const void*)cross_cta, 32, smem) * sm_count();
+    if ((int)(2 * ng) > fit)
+        die_usage(
+            "--groups %u: cross_cta needs all %u of its CTAs resident at once and this GPU holds %d; use at "
+            "most %d groups",
+            ng, 2 * ng, fit, fit / 2);
+}
+
 // Part 5: 2 x groups CTAs, producers first; checked, not timed.
 static void part_cross_cta(const Copy* c) {
     const uint32_t ng = c->gs->ngroups;
-    const int per_sm = blocks_per_sm((const void*)cross_cta, 32, c->smem);
-    if ((int)(2 * ng) > per_sm * sm_count())
-        die_internal("cross_cta needs all %u CTAs resident, only %d fit", 2 * ng, per_sm * sm_count());
     uint32_t* flags = NULL;
     CUDA_CHECK(cudaMalloc(&flags, ng * 4));
     CUDA_CHECK(cudaMemsetAsync(flags, 0, ng * 4, c->s));
@@ -785,7 +796,9 @@ static void part_cost(const Copy* c) {
 // ---------------------------------------------------------------------------
 enum { OPT_GROUPS, OPT_ROWS, OPT_COLS, OPT_MIB, OPT_BUG, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
-    {"--groups", "G", "groups in the grouped copy (each its own shape)", 2, 512, 64, 8},
+    {"--groups", "G",
+     "groups in the grouped copy (each its own shape; cross_cta runs 2 CTAs per group at once)", 2, 192, 64,
+     8},
     {"--rows", "R", "largest group's rows (f32)", 2, 8192, 2048, 200},
     {"--cols", "C", "largest group's columns (a multiple of 4)", 4, 8192, 2048, 256},
     {"--mib", "M", "MiB of the cudaMemcpy reference copy", 1, 4096, 256, 8},
@@ -844,6 +857,7 @@ int main(int argc, char** argv) {
     const size_t ref_bytes = (size_t)cli.value[OPT_MIB] << 20;
     const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
+    require_cross_cta_fits(ng);
     GroupSet gs, as;
     make_groups(&gs, ng, rows, cols, 1, false);
     make_groups(&as, ng, rows / 2, cols / 2 / 4 * 4, 2, true);

@@ -2,10 +2,11 @@
 // make the TMA see the edit. Taught in step 08 (08_descriptor_update/README.md
 // explains every operand and draws the descriptor's life).
 //
-// PTX ISA, "Data Movement and Conversion Instructions": tensormap.replace,
-// tensormap.cp_fenceproxy (sm_90a, PTX ISA 8.3); "Parallel Synchronization and
-// Communication Instructions": fence.proxy.tensormap::generic (sm_90, PTX ISA
-// 8.3), prefetch.tensormap (sm_90, PTX ISA 8.0). SASS: STS.64 / STS (replace
+// PTX ISA, "Data Movement and Conversion Instructions": tensormap.replace
+// (sm_90a, PTX ISA 8.3; tiled maps only: .mode is .tile); "Parallel
+// Synchronization and Communication Instructions": tensormap.cp_fenceproxy and
+// fence.proxy.tensormap::generic (sm_90, PTX ISA 8.3); prefetch.tensormap
+// (sm_90, PTX ISA 8.0). SASS: STS.64 / STS (replace
 // in shared memory), ATOMG.E.EXCH.STRONG.GPU (cp_fenceproxy), UTMACCTL.IV
 // (the acquire: the TMA's cached copy of the descriptor is invalidated),
 // UTMACCTL.PF (prefetch).
@@ -48,12 +49,20 @@ static __device__ __forceinline__ void tmap_replace_dim(void* smem_map, uint32_t
 
 // The stride of dimension ORD + 1 in bytes (ORD 0: the row stride). CUDA
 // 12.5 changed what the instruction takes: the full byte count from 12.5 on,
-// the count in 16-byte units before (CUTLASS guards it the same way). On the
-// H200 with CUDA 13.0 the full count gives byte-identical maps to the host
-// encoder's (results/experiments/tensormap_fields_NVIDIA_H200.txt).
+// the count in 16-byte units before. What matters is the ptxas that assembles
+// it, so the test is the compiler's version, as in CUTLASS. On the H200 with
+// CUDA 13.0 the full count gives byte-identical maps to the host encoder's
+// (results/experiments/tensormap_fields_NVIDIA_H200.txt).
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 5))
+#define TMAP_STRIDE_IN_BYTES 1
+#else
+#define TMAP_STRIDE_IN_BYTES 0
+#endif
+
 template <int ORD>
 static __device__ __forceinline__ void tmap_replace_stride(void* smem_map, uint64_t bytes) {
-#if CUDART_VERSION >= 12050
+#if TMAP_STRIDE_IN_BYTES
     const uint64_t v = bytes;
 #else
     const uint64_t v = bytes >> 4;
@@ -139,7 +148,7 @@ static __device__ __forceinline__ void tmap_replace_dim_global(CUtensorMap* map,
 
 template <int ORD>
 static __device__ __forceinline__ void tmap_replace_stride_global(CUtensorMap* map, uint64_t bytes) {
-#if CUDART_VERSION >= 12050
+#if TMAP_STRIDE_IN_BYTES
     const uint64_t v = bytes;
 #else
     const uint64_t v = bytes >> 4;
@@ -215,9 +224,11 @@ static __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap*
 }
 
 // ---- host: the element type as tensormap.replace numbers it -----------------
-// Measured on the H200 by comparing maps byte for byte
-// (results/experiments/tensormap_fields_NVIDIA_H200.txt): 0..7, 11 and 12 are
-// the CUtensorMapDataType values; FLOAT64, BFLOAT16 and FLOAT32_FTZ are not.
+// The PTX ISA's "Tensormap new_val validity" table, which warns that its
+// values do not correspond to CUtensorMapDataType; confirmed on the H200 by
+// comparing maps byte for byte (results/experiments/tensormap_fields_NVIDIA_H200.txt):
+// 0..7, 11 and 12 are the CUtensorMapDataType values; FLOAT64, BFLOAT16 and
+// FLOAT32_FTZ are not.
 static inline int ptx_elemtype(CUtensorMapDataType t) {
     switch (t) {
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:

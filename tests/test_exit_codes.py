@@ -144,7 +144,7 @@ STEP_RULES = [
     ("07_reduce_multicast", ["--bug", "1"], ".min does not reduce this tensor map's element type"),
     ("07_reduce_multicast", ["--bug", "5"], "--bug 5 is out of range: it must be 0..4"),
     ("08_descriptor_update", ["--cols", "30"], "--cols 30 is not a multiple of 4"),
-    ("08_descriptor_update", ["--groups", "1"], "--groups 1 is out of range: it must be 2..512"),
+    ("08_descriptor_update", ["--groups", "1"], "--groups 1 is out of range: it must be 2..192"),
     ("08_descriptor_update", ["--bug", "4"], "--bug 4 is out of range: it must be 0..3"),
 ]
 

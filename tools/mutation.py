@@ -185,7 +185,7 @@ MUTATIONS = [
     M("a retarget forgets the row stride", "08_descriptor_update/descriptor_update.cu",
       "                tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld * 4);\n", "", "gpu:08_descriptor_update"),
     M("the stride given in 16-byte units on CUDA 13", "08_descriptor_update/tensormap_edit.cuh",
-      "#if CUDART_VERSION >= 12050\n    const uint64_t v = bytes;\n#else\n    const uint64_t v = bytes >> 4;\n#endif\n"
+      "#if TMAP_STRIDE_IN_BYTES\n    const uint64_t v = bytes;\n#else\n    const uint64_t v = bytes >> 4;\n#endif\n"
       "    asm volatile(\"tensormap.replace.tile.global_stride.shared::cta",
       "    const uint64_t v = bytes >> 4;\n    asm volatile(\"tensormap.replace.tile.global_stride.shared::cta",
       "gpu:08_descriptor_update"),
