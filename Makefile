@@ -32,6 +32,8 @@ BUILD     := build
 ARGS      ?=
 # Seconds a checked run may take before the checker calls it hung.
 CHECK_TIMEOUT ?= 600
+# Where `make lab-NN` writes a student copy and `make grade-NN` grades it.
+LAB ?= labs
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
 STEPS     := $(foreach d,$(STEP_DIRS),$(firstword $(subst _, ,$(d))))
@@ -44,7 +46,7 @@ FLAGS_STAMP := $(BUILD)/flags.txt
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation
+.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation lab-dist
 
 all: $(BINARIES)
 
@@ -69,7 +71,7 @@ step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^
 # flags. The compiler's output goes to build/NN_topic.log (the warnings test
 # reads it); the terminal shows the command and any warning.
 define STEP_RULES
-.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1)
+.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1)
 $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@ $(call step_link,$(2))  (log: $$@.log)"
 	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ $(call step_link,$(2)) > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
@@ -85,6 +87,16 @@ sanitize-$(1): $(BUILD)/$(2)
 	@bash tools/sanitize.sh $(2)
 profile-$(1): $(BUILD)/$(2)
 	$(PYTHON) tools/ncu_profile.py $(2)
+lab-$(1):
+	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
+# The student copy's own folder comes first on the include path, the
+# repository (the harness, earlier steps' headers) after it.
+grade-$(1):
+	@test -d $(LAB)/$(2) || { echo "no lab in $(LAB)/$(2): run make lab-$(1) LAB=$(LAB) first"; exit 2; }
+	@mkdir -p $(LAB)/build
+	@$(NVCC) -I$(LAB) $$(ALL_FLAGS) $(LAB)/$(2)/*.cu -o $(LAB)/build/$(2) $(call step_link,$(2)) > $(LAB)/build/$(2).log 2>&1 || { cat $(LAB)/build/$(2).log; echo "grade-$(1): the lab does not build"; exit 1; }
+	@grep -i "warning" $(LAB)/build/$(2).log || true
+	@$(PYTHON) tools/lab.py grade $(2) --binary $(LAB)/build/$(2) --timeout $(CHECK_TIMEOUT)
 endef
 $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
 -include $(wildcard $(BUILD)/*.d)
@@ -130,6 +142,10 @@ test: venv all
 mutation: venv all
 	$(VPY) tools/mutation.py $(if $(GPU),--gpu)
 
+# Every step's student copy with the harness and the tools, no solutions.
+lab-dist:
+	$(PYTHON) tools/lab.py dist --out $(BUILD)/labs.tar.gz
+
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
@@ -157,9 +173,12 @@ help:
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
 	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too)"
+	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
+	@echo "  make grade-NN        build \$$(LAB)/NN_* and grade it like check-NN: a line per part, a score"
+	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
-	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB"
 
 clean:
 	rm -rf $(BUILD)

@@ -285,6 +285,7 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
         cp_async_commit_group();
     }
     for (size_t i = 0; i < mine; ++i) {
+        // LAB-BEGIN: issue tile i + STAGES - 1 (if there is one) into its stage, VEC 16-byte cp.async per thread (the prologue shows the shape)
         const size_t ahead = i + STAGES - 1;
         if (ahead < mine) {
             const float4* src = in + (first + ahead) * TILE4;
@@ -292,6 +293,7 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
 #pragma unroll
             for (int j = 0; j < VEC; ++j) cp_async_cg16(&dst[j * THREADS + t], &src[j * THREADS + t]);
         }
+        // LAB-END
         cp_async_commit_group();
         if (bug == 1)
             cp_async_wait_group<STAGES>();

@@ -277,7 +277,11 @@ static __device__ __forceinline__ float read_pattern(int p, const float* plain, 
     if (p == 0) return plain[k * 32 + t];
     if (p == 1) return plain[t * 32 + k];
     if (p == 2) return pad[t * 33 + k];
+    // LAB-BEGIN: read element (row t, column k) of the 128B-swizzled tile: where did the TMA put it? (05_swizzle/swizzle.h; the base is absolute)
     return swz[swizzle_element(swz_base, SWIZZLE_MODE_128B, t, k, 4, 128)];
+    // LAB-STUB: (void)swz_base;
+    // LAB-STUB: return swz[t * 32 + k];
+    // LAB-END
 }
 
 __global__ void __launch_bounds__(32)

@@ -130,7 +130,9 @@ static __device__ __forceinline__ void box_per_block(const CUtensorMap* in_map, 
     if (bug != 2) fence_proxy_async_shared();  // every writing thread, before the barrier
     __syncthreads();
     if (threadIdx.x == 0) {
+        // LAB-BEGIN: store the transposed box t through out_map: the output's dimensions are the input's swapped, so at which coordinates?
         tma_store_2d(out_map, r0, c0, t);
+        // LAB-END
         bulk_commit_group();
         bulk_wait_group_read<0>();  // the store has read t: the block may end
     }

@@ -105,7 +105,9 @@ __global__ void __launch_bounds__(RT_THREADS)
     fence_proxy_async_shared();  // these generic writes before the TMA's async-proxy read
     __syncthreads();
     if (threadIdx.x == 0) {
+        // LAB-BEGIN: reduce the box into the output tile at (c0, r0) with the op OP (tma_reduce.cuh)
         tma_reduce_2d<OP>(&map, (int32_t)c0, (int32_t)r0, box);  // element type: the map's (u32)
+        // LAB-END
         bulk_commit_group();
         bulk_wait_group_read<0>();  // the box has been read: the block may exit
     }
@@ -287,11 +289,14 @@ __global__ void __launch_bounds__(BC_THREADS, 1)
                 if (!(bug == 4 && rank > 0)) mbar_arrive_expect_tx(&full[s], BT_BYTES);  // all S slices
                 const uint32_t row0 = (first + t) % tiles * BT_ROWS;
                 uint32_t* dst = stages + s * BT_ROWS * BT_COLS + rank * slice_rows * BT_COLS;
+                // LAB-BEGIN: load this CTA's part of tile t: with MULTICAST, slice `slice` (slice_rows rows) into dst for every CTA of the cluster (the ctaMask); without, the whole tile into dst
                 if (MULTICAST)
                     tma_load_2d_multicast(dst, &map, 0, (int32_t)(row0 + slice * slice_rows), &full[s],
                                           (uint16_t)((1u << S) - 1));
                 else
                     tma_load_2d(dst, &map, 0, (int32_t)row0, &full[s]);
+                // LAB-STUB: (void)dst, (void)row0, (void)slice;
+                // LAB-END
             }
         }
         __syncwarp();

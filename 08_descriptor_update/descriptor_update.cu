@@ -200,6 +200,7 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
     if (lane < 8) ((uint4*)&edit[0])[lane] = ((const uint4*)src_tmpl)[lane];
     if (lane >= 8 && lane < 16) ((uint4*)&edit[1])[lane - 8] = ((const uint4*)dst_tmpl)[lane - 8];
     __syncwarp();
+    // LAB-BEGIN: one lane retargets both maps in edit[] to group g: base address (src/dst + offset) and, unless address_only, dims 0 and 1 and the row stride in bytes
     if (lane == 0) {
         tmap_replace_address(&edit[0], p->src + g->offset);
         tmap_replace_address(&edit[1], p->dst + g->offset);
@@ -210,6 +211,8 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
                 tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld * 4);
             }
     }
+    // LAB-STUB: (void)g;
+    // LAB-END
     __syncwarp();  // the edits, visible to the whole warp
     tmap_cp_fenceproxy(&slots[0], &edit[0]);
     tmap_cp_fenceproxy(&slots[1], &edit[1]);

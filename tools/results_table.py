@@ -177,6 +177,25 @@ def example_output() -> str:
     return "\n```\n" + "\n".join(ln for ln in recorded if EXAMPLE_LINES.match(ln)) + "\n```\n"
 
 
+def bug_table() -> str:
+    """Every step's --bug N: what it breaks (its check.py says) and what the H200 run did."""
+    out = ["", "| step | `--bug` | what it breaks, and how the program tells | H200 run |", "| --- | --- | --- | --- |"]
+    for step_dir in step_dirs():
+        bugs = load_step(step_dir).bugs
+        if not bugs:
+            out.append(f"| {step_dir} | none | (no bug to plant yet) | |")
+        for n, what in sorted(bugs.items()):
+            path = run_dir(REFERENCE_GPU) / f"{step_dir}.bug{n}.txt"
+            result = "not recorded"
+            if path.is_file():
+                first = path.read_text().partition("\n")[0]
+                code = first.rsplit("exit ", 1)[-1].strip()
+                result = {"0": "exit 0: hidden on this GPU (the program says so)", "1": "exit 1: caught",
+                          "2": "exit 2: refused before any launch"}.get(code, f"exit {code}")
+            out.append(f"| {step_dir} | {n} | {what} | {result} |")
+    return "\n".join(out) + "\n"
+
+
 def render() -> dict[pathlib.Path, str]:
     rows = read_csv(REFERENCE_CSV)
     steps = step_dirs()
@@ -186,6 +205,7 @@ def render() -> dict[pathlib.Path, str]:
     for step_dir in steps:
         nn = step_dir[:2]
         text = replace_between(text, f"<!-- result:{nn} -->", "<!-- /result -->", headline_cell(step_dir, rows))
+    text = replace_between(text, "<!-- bug-table -->", "<!-- /bug-table -->", bug_table())
     files[readme] = replace_between(text, "<!-- example-output -->", "<!-- /example-output -->", example_output())
     for step_dir in steps:
         lesson = REPO / step_dir / "README.md"
