@@ -139,6 +139,8 @@ STEP_RULES = [
     ("06_transpose", ["--rows", "40000"], "--rows 40000 is out of range: it must be 1..32768"),
     ("06_transpose", ["--band", "0"], "--band 0 is out of range"),
     ("06_transpose", ["--bug", "3"], "--bug 3 is out of range: it must be 0..2"),
+    ("01_memcpy_baseline", ["--bug", "2"], "--bug 2 is out of range: it must be 0..1"),
+    ("05_swizzle", ["--bug", "2"], "--bug 2 is out of range: it must be 0..1"),
     ("07_reduce_multicast", ["--rows", "100"], "--rows 100 --cols 512: both must be multiples of 64"),
     ("07_reduce_multicast", ["--ctas", "40"], "--ctas 40 is not a multiple of 16"),
     ("07_reduce_multicast", ["--bug", "1"], ".min does not reduce this tensor map's element type"),
