@@ -1,8 +1,8 @@
-// Groundwork for step 08: how each field of a tensor map is written by
-// tensormap.replace, found by comparing bytes. For every field, one thread
-// copies a host-encoded template into shared memory, replaces the field with
-// a candidate encoding of a new value, and the block writes the 128 bytes
-// back; the host encodes the same map with the new value through the driver
+// Groundwork for step 08, written before 08_descriptor_update/tensormap_edit.cuh
+// existed (hence its own small wrappers; the recorded output is of this source): how each field of a tensor
+// map is written by tensormap.replace, found by comparing bytes. For every field, one thread copies a
+// host-encoded template into shared memory, replaces the field with a candidate encoding of a new value, and
+// the block writes the 128 bytes back; the host encodes the same map with the new value through the driver
 // (cuTensorMapEncodeTiled) and compares the two descriptors byte for byte.
 // A candidate that gives identical bytes is how the field is encoded. The
 // output is in tensormap_fields_<GPU>.txt beside this file.

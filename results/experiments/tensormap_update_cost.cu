@@ -1,5 +1,6 @@
-// Groundwork for step 08: what a device-side tensor-map update costs, what
-// the host alternative costs, and whether a missing fence shows. One warp
+// Groundwork for step 08, written before 08_descriptor_update/tensormap_edit.cuh
+// existed (hence its own small wrappers; the recorded output is of this source): what a device-side
+// tensor-map update costs, what the host alternative costs, and whether a missing fence shows. One warp
 // retargets a map between two tensors A and B (all of A's words are 1, all
 // of B's are 2), many times, and after each update loads a box through it:
 // a box with the OTHER tensor's words came through a stale descriptor.
