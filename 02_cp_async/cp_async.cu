@@ -5,7 +5,8 @@
 // which copies. Parts: the staged copy of step 01 filled five ways (LDG+STS,
 // cp.async .ca 4/8/16, .cg 16); four groups consumed oldest first; the tail
 // of an array (zero-fill and ignore-src); pipelines of 1, 2 and N stages for
-// a copy and for real arithmetic; the N-stage copy with persistent blocks.
+// a copy and for real arithmetic, and plain loads as deep as N stages; the
+// N-stage copy with persistent blocks.
 // New since step 01: 02_cp_async/cp_async.cuh (the cp.async wrappers, and
 // smem_u32/gmem_u64, which every later PTX header uses). SASS: make sass-02.
 // Lesson: 02_cp_async/README.md.
@@ -373,6 +374,53 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
+// The plain-load pipeline as deep as pipeline<STAGES>, the baseline of the
+// *_Nstage lines: the same grid, block, shared memory and tiles per block,
+// but the stages are registers. When tile i is stored to shared memory, the
+// loads of tiles i+1..i+STAGES-1 are already issued: STAGES tiles in flight,
+// as cp.async has at its wait. Tile i + STAGES is loaded into tile i's
+// registers right after their store (ptxas puts it after the barrier, before
+// the compute). A thread holds STAGES x VEC float4 (64 registers at 4
+// stages). Registers cannot be indexed at run time, so the loop is unrolled
+// STAGES times and tile i's slot, i % STAGES, is a constant. One 16 KiB tile
+// of the shared memory is used; the rest keeps the block alone on its SM.
+template <int STAGES>
+__global__ void __launch_bounds__(THREADS)
+    regs_prefetch(const float4* __restrict__ in, float4* __restrict__ out, size_t ntiles, size_t chunk,
+                  int degree) {
+    extern __shared__ float4 tile[];  // [VEC][THREADS] float4 used
+    const unsigned t = threadIdx.x, partner = t ^ 32;
+    const size_t first = blockIdx.x * chunk, mine = first < ntiles ? min(chunk, ntiles - first) : 0;
+    const float4* src = in + first * TILE4 + t;
+    float4 r[STAGES][VEC];  // slot s holds the tiles i with i % STAGES == s
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s)  // prologue: tiles 0..STAGES-1
+        if ((size_t)s < mine)
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) r[s][j] = src[s * TILE4 + j * THREADS];
+    for (size_t i0 = 0; i0 < mine; i0 += STAGES) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+            const size_t i = i0 + s, next = i + STAGES;
+            if (i >= mine) break;
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) tile[j * THREADS + t] = r[s][j];  // waits for tile i only
+            if (next < mine)  // the registers just stored take tile i + STAGES
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) r[s][j] = src[next * TILE4 + j * THREADS];
+            __syncthreads();
+            float4 v[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) v[j] = tile[j * THREADS + partner];
+            __syncthreads();  // everyone has read the tile: the next stores may land
+            poly_vec(v, degree);
+            float4* dst = out + (first + i) * TILE4;
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) dst[j * THREADS + partner] = v[j];
+        }
+    }
+}
+
 // The arithmetic alone: the same grid and the same polynomials per block, on
 // values that stay in registers (each tile's results feed the next), no
 // global traffic in the loop. One word per thread is stored at the end so the
@@ -409,6 +457,16 @@ static void pipeline_part(const Copy* c, const Pipelines* p, const char* name, s
                    <<<grid, THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, chunk, degree, c->bug));
 }
 
+// The plain-load baseline of pipeline_part<STAGES>: the same grid, block,
+// shared memory and chunk.
+template <int STAGES>
+static void regs_prefetch_part(const Copy* c, const Pipelines* p, const char* name, int degree) {
+    const unsigned grid = (unsigned)((c->ntiles + p->chunk - 1) / p->chunk);
+    CHECK_AND_TIME(name, c->cli, c->s, c->out, degree ? p->want_poly : c->want, c->bytes / 4, 2.0 * c->bytes,
+                   regs_prefetch<STAGES>
+                   <<<grid, THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, p->chunk, degree));
+}
+
 template <int STAGES>
 static void dynamic_part(const Copy* c, const Pipelines* p, const char* name) {
     unsigned int* counter = NULL;
@@ -424,20 +482,24 @@ static void dynamic_part(const Copy* c, const Pipelines* p, const char* name) {
 static void pipelines_of_degree(const Copy* c, const Pipelines* p, int degree) {
     const char* kind = degree ? "poly" : "copy";
     const unsigned grid = (unsigned)(c->ntiles / p->chunk);
-    char name[4][32];
+    char name[5][32];
     snprintf(name[0], sizeof name[0], "%s_regs", kind);
     snprintf(name[1], sizeof name[1], "%s_1stage", kind);
     snprintf(name[2], sizeof name[2], "%s_2stage", kind);
     snprintf(name[3], sizeof name[3], "%s_%dstage", kind, p->stages);
+    snprintf(name[4], sizeof name[4], "%s_regs_%dstage", kind, p->stages);  // its plain-load baseline
     CHECK_AND_TIME(name[0], c->cli, c->s, c->out, degree ? p->want_poly : c->want, c->bytes / 4,
                    2.0 * c->bytes,
                    regs_staged<<<grid, THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, p->chunk, degree));
     pipeline_part<1>(c, p, name[1], p->chunk, degree);
     pipeline_part<2>(c, p, name[2], p->chunk, degree);
-    if (p->stages == 3)
+    if (p->stages == 3) {
         pipeline_part<3>(c, p, name[3], p->chunk, degree);
-    else
+        regs_prefetch_part<3>(c, p, name[4], degree);
+    } else {
         pipeline_part<4>(c, p, name[3], p->chunk, degree);
+        regs_prefetch_part<4>(c, p, name[4], degree);
+    }
 }
 
 static void part_pipelines(const Copy* c, size_t chunk, int degree, int stages) {
@@ -469,7 +531,8 @@ static void part_pipelines(const Copy* c, size_t chunk, int degree, int stages) 
 
     const void* kernels[] = {(const void*)regs_staged,         (const void*)pipeline<1>,
                              (const void*)pipeline<2>,         (const void*)pipeline<3>,
-                             (const void*)pipeline<4>,         (const void*)pipeline_dynamic<3>,
+                             (const void*)pipeline<4>,         (const void*)regs_prefetch<3>,
+                             (const void*)regs_prefetch<4>,    (const void*)pipeline_dynamic<3>,
                              (const void*)pipeline_dynamic<4>, (const void*)arithmetic_only};
     size_t smem = 0;
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k)
@@ -537,19 +600,23 @@ static const IntOption kOptions[NUM_OPTS] = {
 };
 static const char* const kBugs[3] = {"", "; BUG 1: wait_group off by one",
                                      "; BUG 2: no __syncthreads after the waits"};
+static void check_arguments(const Cli* cli) {
+    const size_t bytes = (size_t)cli->value[OPT_MIB] << 20, ntiles = bytes / (TILE4 * sizeof(float4));
+    require_divisor("--chunk", cli->value[OPT_CHUNK], ntiles, "16 KiB tiles of the buffers (64 per MiB)");
+    char what[64];
+    snprintf(what, sizeof what, "--mib %lld", cli->value[OPT_MIB]);
+    require_host_memory(what, 3 * bytes);  // the input, the polynomial's reference, the readback buffer
+}
+
 static const CliSpec kCli = {
     "02_cp_async: cp.async staged copies, groups, zero-filled tails and pipelines,\n"
     "each checked in full and timed as a fraction of cudaMemcpy D2D.",
-    CLI_REPS | CLI_SEED, kOptions, NUM_OPTS};
+    CLI_REPS | CLI_SEED, kOptions, NUM_OPTS, check_arguments};
 
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const size_t bytes = (size_t)cli.value[OPT_MIB] << 20, ntiles = bytes / (TILE4 * sizeof(float4));
     const int bug = (int)cli.value[OPT_BUG];
-    require_divisor("--chunk", cli.value[OPT_CHUNK], ntiles, "16 KiB tiles of the buffers (64 per MiB)");
-    char what[64];
-    snprintf(what, sizeof what, "--mib %lld", cli.value[OPT_MIB]);
-    require_host_memory(what, 3 * bytes);  // the input, the polynomial's reference, the readback buffer
     require_hopper();
     require_device_memory("--mib, --tail",
                           2 * bytes + 2 * ((size_t)cli.value[OPT_TAIL] + 64) * sizeof(float));

@@ -16,6 +16,12 @@ perf_floors = {
     "sum_tma_ring": 0.865,
     "sum_tma_ring_setmaxnreg": 0.861,
     "sum_bulk_ring": 0.936,
+    "sum_tma_4stage_l2_64B": 0.89,
+    "sum_tma_ring_l2_64B": 0.865,
+    "sum_tma_4stage_l2_128B": 0.89,
+    "sum_tma_ring_l2_128B": 0.865,
+    "sum_tma_4stage_l2_256B": 0.89,
+    "sum_tma_ring_l2_256B": 0.865,
 }
 headline = "sum_tma_4stage"
 sass = {

@@ -165,7 +165,10 @@ static inline TensorMapSpec tensor_spec_2d(CUtensorMapDataType dtype, const void
     s.elem_stride[0] = s.elem_stride[1] = 1;
     s.swizzle = swizzle;
     s.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    // No promotion: on the H200 a 256-byte promotion cost the TMA sums of step
+    // 03 several points of DRAM bandwidth, and none, 64B and 128B tied (step
+    // 03, part 9, measures all four on every run).
+    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
     return s;
 }
 

@@ -7,7 +7,8 @@
 // (the phase parity); a box hanging over the edge (out-of-bounds fill); a 1D
 // bulk copy; a strided box; every tensor-map rule checked against the
 // driver's encoder; a sum over 1 GiB: 16-byte loads, a TMA pipeline, and the
-// Hopper pipeline (a producer warp, consumer warps, full/empty barriers).
+// Hopper pipeline (a producer warp, consumer warps, full/empty barriers); the
+// tensor maps' L2 promotion, measured on the sums.
 // New since step 02: 03_tma_load/tensor_map.h (host: the map and its rules),
 // 03_tma_load/mbarrier.cuh, 03_tma_load/tma_load.cuh, 03_tma_load/pipeline.cuh
 // (warp roles, setmaxnreg, schedules). Lesson: 03_tma_load/README.md.
@@ -423,9 +424,6 @@ __global__ void __launch_bounds__(THREADS) sum_ldg(const uint4* __restrict__ in,
 #define SUM_COLS 256
 #define SUM_BOX_ROWS 16
 #define SUM_STAGES 4
-#ifndef SUM_L2_PROMOTION
-#define SUM_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-#endif
 #define SUM_BOX_WORDS (SUM_COLS * SUM_BOX_ROWS)
 
 __global__ void __launch_bounds__(THREADS)
@@ -594,7 +592,7 @@ static void sum_ldg_part(const Sum* m) {
         }
 }
 
-static void sum_tma_part(const Sum* m, const CUtensorMap* map, uint32_t chunk) {
+static void sum_tma_part(const Sum* m, const CUtensorMap* map, uint32_t chunk, const char* name) {
     const uint32_t grid = (uint32_t)(m->bytes / (SUM_BOX_WORDS * 4)) / chunk;
     const size_t smem = tma_smem_bytes((size_t)SUM_STAGES * SUM_BOX_WORDS * 4);
     CUDA_CHECK(
@@ -602,13 +600,11 @@ static void sum_tma_part(const Sum* m, const CUtensorMap* map, uint32_t chunk) {
     CUDA_CHECK(cudaMemsetAsync(m->total, 0, sizeof *m->total, m->s));
     sum_tma<<<grid, THREADS, smem, m->s>>>(*map, chunk, m->total);
     CHECK_LAUNCH();
-    if (!check_value("sum_tma_4stage", read_total(m), m->want))
-        for (Timer t = timer_begin(m->cli, m->s, "sum_tma_4stage", (double)m->bytes); timer_next(&t);) {
+    if (!check_value(name, read_total(m), m->want))
+        for (Timer t = timer_begin(m->cli, m->s, name, (double)m->bytes); timer_next(&t);) {
             sum_tma<<<grid, THREADS, smem, m->s>>>(*map, chunk, m->total);
             CHECK_LAUNCH();
         }
-    record_gpu_line("sum_tma: %u boxes of %d x %d uint32 per block, %d stages, %d blocks per SM", chunk,
-                    SUM_BOX_ROWS, SUM_COLS, SUM_STAGES, blocks_per_sm((const void*)sum_tma, THREADS, smem));
 }
 
 // One launch of the warp-specialized sum: its counter and the total start at 0.
@@ -632,6 +628,18 @@ static void sum_ring_part(const Sum* m, const CUtensorMap* map, int bug, const c
             launch_sum_ring<SETMAXNREG, BULK>(m, map, bug, smem);
 }
 
+// The L2 promotion of a tensor map (cuTensorMapEncodeTiled's l2Promotion) is
+// the size of the requests L2 makes to DRAM when a TMA load misses. Part 9
+// measures the sums under each of the four values; the plain loads and the
+// bulk copies have no map and no such knob.
+static const CUtensorMapL2promotion kPromotion[] = {
+    CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+    CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
+static const char* const kPromotionName[] = {"none", "64B", "128B", "256B"};
+
+// Parts 7-9: the sums (7: plain loads and TMA, 8: the Hopper pipeline) with
+// the maps' default promotion (none, as tensor_spec_2d sets it), then 9: the
+// two tensor-map sums again with each other promotion.
 static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cudaStream_t s) {
     const size_t words = bytes / 4;
     uint32_t* h = (uint32_t*)xmalloc(bytes, "the sum's buffer");
@@ -648,13 +656,25 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
     const Sum m = {cli, s, bytes, d, total, counter, (unsigned long long)words * (words - 1) / 2};
     TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, d, words / SUM_COLS, SUM_COLS,
                                         SUM_COLS * 4, SUM_BOX_ROWS, SUM_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
-    spec.l2_promotion = SUM_L2_PROMOTION;  // an experiment knob (unmeasured: the lesson's exercise 5)
     const CUtensorMap map = make_tensor_map(&spec, "the part-7 buffer (--mib)");
     sum_ldg_part(&m);
-    sum_tma_part(&m, &map, chunk);
+    sum_tma_part(&m, &map, chunk, "sum_tma_4stage");
     sum_ring_part<false, false>(&m, &map, bug, "sum_tma_ring");
     sum_ring_part<true, false>(&m, &map, bug, "sum_tma_ring_setmaxnreg");
     sum_ring_part<false, true>(&m, &map, bug, "sum_bulk_ring");
+    for (int p = 1; p < 4; ++p) {  // part 9: the other promotions (none was measured above)
+        char name4[48], ring[48];
+        snprintf(name4, sizeof name4, "sum_tma_4stage_l2_%s", kPromotionName[p]);
+        snprintf(ring, sizeof ring, "sum_tma_ring_l2_%s", kPromotionName[p]);
+        spec.l2_promotion = kPromotion[p];
+        const CUtensorMap promoted = make_tensor_map(&spec, "the part-9 buffer (--mib)");
+        sum_tma_part(&m, &promoted, chunk, name4);
+        sum_ring_part<false, false>(&m, &promoted, bug, ring);
+    }
+    record_gpu_line(
+        "sum_tma: %u boxes of %d x %d uint32 per block, %d stages, %d blocks per SM", chunk, SUM_BOX_ROWS,
+        SUM_COLS, SUM_STAGES,
+        blocks_per_sm((const void*)sum_tma, THREADS, tma_smem_bytes((size_t)SUM_STAGES * SUM_BOX_WORDS * 4)));
     record_gpu_line(
         "sum_tma_ring: %d threads (1 producer warpgroup, %d consumer warpgroups), %d stages of 16 KiB, "
         "1 block per SM, units of %d boxes",
@@ -687,11 +707,6 @@ static const char* const kBugs[5] = {"", "; BUG 1: wrong phase parity",
                                      "; BUG 2: expect_tx 16 bytes too many",
                                      "; BUG 3: the ring's consumers never free a stage",
                                      "; BUG 4: the ring's producer waits on the flipped parity"};
-static const CliSpec kCli = {
-    "03_tma_load: TMA loads with tensor maps and mbarriers, out-of-bounds fill, strides,\n"
-    "1D bulk copies and a TMA read pipeline, each checked in full.",
-    CLI_REPS, kOptions, NUM_OPTS};
-
 // Every rule before the GPU is touched (cudaMalloc's addresses are 256-byte
 // aligned, so an aligned stand-in address is checked), and the host memory.
 static void check_arguments(const Cli* cli) {
@@ -719,12 +734,18 @@ static void check_arguments(const Cli* cli) {
     // 1), or the sum's buffer (part 7), whichever is more.
     const size_t mat = rows * cols * 4, boxes = tiles * box_rows * box_cols * 4,
                  sum = (size_t)cli->value[OPT_MIB] << 20;
-    require_host_memory(what, mat + 2 * boxes > sum ? mat + 2 * boxes : sum);
+    require_host_memory(what, mat + 2 * boxes);  // never both at once: each names its own options
+    snprintf(what, sizeof what, "--mib %lld", cli->value[OPT_MIB]);
+    require_host_memory(what, sum);
 }
 
+static const CliSpec kCli = {
+    "03_tma_load: TMA loads with tensor maps and mbarriers, out-of-bounds fill, strides,\n"
+    "1D bulk copies and a TMA read pipeline, each checked in full.",
+    CLI_REPS, kOptions, NUM_OPTS, check_arguments};
+
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
-    check_arguments(&cli);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint64_t rows = (uint64_t)cli.value[OPT_ROWS], cols = (uint64_t)cli.value[OPT_COLS];
     const uint32_t box_rows = (uint32_t)cli.value[OPT_BOX_ROWS], box_cols = (uint32_t)cli.value[OPT_BOX_COLS];
     const size_t sum_bytes = (size_t)cli.value[OPT_MIB] << 20;

@@ -154,6 +154,10 @@ static void check_dump_folder(const char* path) {
         die_usage("cannot write --dump file '%s': its folder is not writable", path);
 }
 
+static void check_arguments(const Cli* cli) {
+    if (cli->dump_path) check_dump_folder(cli->dump_path);
+}
+
 static FILE* open_dump(const char* path, char* tmp, size_t cap) {
     snprintf(tmp, cap, "%s.tmp", path);
     FILE* f = fopen(tmp, "w");
@@ -408,15 +412,15 @@ static void part_banks(int reps, FILE* dump, cudaStream_t s) {
 static const IntOption kOptions[] = {
     {"--bug", "B", "exercise: 1 = the alignment part indexes each box relative to its buffer", 0, 1, 0, 0},
 };
+
 static const CliSpec kCli = {
     "05_swizzle: the TMA swizzle formula checked on every element of every mode and element\n"
     "size, narrow boxes, buffer alignment, and shared-memory bank conflicts.\n"
     "--quick times the bank patterns over 4 sweeps instead of 64.",
-    CLI_DUMP, kOptions, 1};
+    CLI_DUMP, kOptions, 1, check_arguments};
 
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
-    if (cli.dump_path) check_dump_folder(cli.dump_path);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     require_hopper();
     char tmp[4096];
     FILE* dump = cli.dump_path ? open_dump(cli.dump_path, tmp, sizeof tmp) : NULL;

@@ -5,7 +5,9 @@ about 90 % of the lowest value the H200 and the H100 recorded (results/; a
 test keeps each between 70 and 100 % of it). perf_order holds the lesson's
 claims: the padded classic beats the naive kernels, the swizzle beats the
 naive TMA kernel, batching beats one box per block, the pipelined kernel
-beats batching, and its column-major tile order beats row-major order. `make profile-06` reads ncu's shared-memory
+beats batching, and its column-major tile order beats row-major order. ldg_blocked
+(the plain kernel tuned like tma_pipelined) makes no ordering claim: it is not
+measured yet. `make profile-06` reads ncu's shared-memory
 counters for the second launch of each TMA kernel (the timed matrix's check
 run; the first is the edge matrix's).
 """
@@ -17,6 +19,9 @@ perf_floors = {
     "tma_naive": 0.194,
     "tma_swizzle": 0.265,
     "tma_swizzle_batched": 0.776,
+    # Placeholder: nothing recorded yet. It will be derived, like the others, from
+    # the H200 and H100 recordings (about 90 % of the lower one).
+    "ldg_blocked": 0.5,
     "tma_pipelined": 0.849,
     "tma_pipelined_rowmajor": 0.772,
     "cublas_sgeam": 0.83,
@@ -40,6 +45,7 @@ sass = {
                   "DEPBAR.LE SB0, 0x0"],
     "tma_swizzle": ["UTMALDG.2D", "LDS", "STS", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S", "UTMASTG.2D"],
     "tma_swizzle_batched": ["UTMALDG.2D", "LDS", "STS", "MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S", "UTMASTG.2D"],
+    "ldg_blocked": ["LDG.E.128[.CONSTANT]", "STS.128", "BAR.SYNC.DEFER_BLOCKING", "LDS.128", "STG.E.128"],
     "tma_pipelined": ["ELECT", "UTMALDG.2D", "LDS.128", "STS.128", "FENCE.VIEW.ASYNC.S",
                       "BAR.SYNC.DEFER_BLOCKING 0x1, 0x80", "UTMASTG.2D", "DEPBAR.LE SB0, 0x1",
                       "DEPBAR.LE SB0, 0x0 + CCTL.IVALL"],
@@ -48,6 +54,8 @@ sass_absent = {
     # the inner loop moves 16 bytes per access, both ways
     "tma_pipelined": ["LDS.64", "STS.64", "DEPBAR.LE SB0, 0x1 + CCTL.IVALL"],
     "tma_naive": ["LDS.128", "STS.128"],
+    # the plain baseline: no TMA, and nothing left in local memory
+    "ldg_blocked": ["UTMALDG*", "UTMASTG*", "LDL*", "STL*"],
 }
 profile = {
     "kernel": "tma_",

@@ -5,8 +5,9 @@
 // (the 32 x 33 tile), 3 tma_naive (a box in, transposed in shared memory, a
 // box out), 4 tma_swizzle (128B, via 05_swizzle/swizzle.h), 5
 // tma_swizzle_batched, 6 tma_pipelined (a persistent ring, 4 x 4 register
-// blocks, tile order), 7 cublas_sgeam. Each also runs on an edge matrix whose
-// sizes are no multiple of any box (checked, not timed).
+// blocks, tile order), 6b ldg_blocked (part 6 with LDG/STG, no TMA), 7
+// cublas_sgeam. Each also runs on an edge matrix whose sizes are no multiple
+// of any box (checked, not timed).
 // New since step 05: 06_transpose/named_barrier.cuh (bar.sync for some warps).
 // Part 7 links cuBLAS from the CUDA toolkit; the Makefile reads this line:
 // link: -lcublas
@@ -337,6 +338,167 @@ __global__ void __launch_bounds__(32 + PIPE_CONSUMERS)
     if (storer) bulk_wait_group<0>();  // every store complete before the block ends (.read would do)
 }
 
+// ---- Part 6b: the same tile without the TMA ----------------------------------
+// The plain baseline tuned like tma_pipelined: the same PIPE_ROWS x PIPE_COLS
+// tile, the same 128 threads moving it as 4 x 4 blocks, the same dynamic
+// schedule and tile order (tile_position, --band), a persistent grid. What
+// changes is who moves the bytes: every thread issues 16-byte LDG.128 loads
+// (a warp reads two whole 256-byte tile rows), STS.128 into a shared tile,
+// LDS.128 of four rows, a 4 x 4 transpose in registers, and 16-byte STG.128
+// stores (a warp writes 512 contiguous bytes of an output row).
+// Bytes in flight: a register double buffer. A thread issues the next tile's
+// loads into one set of registers before it writes the current tile (held in
+// the other set) into shared memory, so while a block waits for a tile, the
+// next one is already on its way: 1 to 2 tiles (32 to 64 KiB) per block, and
+// LDG_BLOCKS_PER_SM blocks per SM (default 2: 2 to 4 tiles, against
+// tma_pipelined's PIPE_STAGES input stages). Not swept yet; experiments:
+// make NVCCFLAGS="-DLDG_BLOCKS_PER_SM=3" build-06.
+// Shared memory: input rows of PIPE_COLS floats (a multiple of 128 B), chunk
+// c of row r stored at c ^ (r / 4 % 8). The STS of a quarter warp are 8
+// chunks of one row, the LDS of a quarter warp chunk b of rows 4a + k for 8
+// consecutive a: both 8 different positions of 8, no bank conflict (the
+// bank model checks it).
+// Edges: a chunk whose first column is inside the matrix is loaded whole (the
+// 16-byte stride rule makes the row's stride reach past it; the words past
+// the last column are the row's padding and never reach the output); rows
+// past the matrix are not loaded. Output chunks wholly inside a row are one
+// STG.128; the one chunk per output row that ends past the matrix (rows not
+// a multiple of 4) is written word by word; nothing else is written.
+#define LDG_THREADS PIPE_CONSUMERS
+#define LDG_ROW_CHUNKS (PIPE_COLS / 4)                                 // 16-byte chunks per tile row
+#define LDG_LOADS (PIPE_TILE_FLOATS / 4 / LDG_THREADS)                 // per thread per tile: 16
+#define LDG_BLOCKS_ALL (PIPE_TILE_FLOATS / 16)                         // 4 x 4 blocks per tile
+#define LDG_BLOCKS ((LDG_BLOCKS_ALL + LDG_THREADS - 1) / LDG_THREADS)  // per thread per tile: 4
+#ifndef LDG_BLOCKS_PER_SM
+#define LDG_BLOCKS_PER_SM 2
+#endif
+static_assert(LDG_THREADS % LDG_ROW_CHUNKS == 0 && PIPE_TILE_FLOATS / 4 % LDG_THREADS == 0,
+              "a pass of ldg_blocked's loads covers whole tile rows");
+static_assert(PIPE_TILE_FLOATS * 4 + 8 <= 48 * 1024, "ldg_blocked's shared tile is static: at most 48 KiB");
+
+// The float4 index of chunk `chunk` of tile row `row` in ldg_blocked's shared tile.
+static __host__ __device__ __forceinline__ uint32_t ldg_chunk(uint32_t row, uint32_t chunk) {
+    return row * LDG_ROW_CHUNKS + (chunk ^ (row / 4 % 8));
+}
+
+typedef struct {
+    const float* in;
+    float* out;
+    uint32_t rows, cols, ld_in, ld_out, band, tiles_r, tiles_c, ntiles;
+} LdgGeometry;
+
+// Thread tid's 16-byte loads of tile `tile` (none for ntiles; zeros past the
+// matrix, which never reach the output): load j is row
+// j * (LDG_THREADS / LDG_ROW_CHUNKS) + tid / LDG_ROW_CHUNKS, chunk tid % LDG_ROW_CHUNKS.
+static __device__ __forceinline__ void ldg_load_tile(const LdgGeometry* g, uint32_t tile,
+                                                     float4 (&v)[LDG_LOADS]) {
+    if (tile == g->ntiles) return;
+    uint32_t tr, tc;
+    tile_position(tile, g->tiles_r, g->tiles_c, g->band, &tr, &tc);
+    const uint32_t tid = threadIdx.x, c = tc * PIPE_COLS + tid % LDG_ROW_CHUNKS * 4;
+#pragma unroll
+    for (uint32_t j = 0; j < LDG_LOADS; ++j) {
+        const uint32_t r = tr * PIPE_ROWS + j * (LDG_THREADS / LDG_ROW_CHUNKS) + tid / LDG_ROW_CHUNKS;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r < g->rows && c < g->cols) x = *(const float4*)(g->in + (size_t)r * g->ld_in + c);
+        v[j] = x;
+    }
+}
+
+static __device__ __forceinline__ float element(const float4& x, uint32_t m) {
+    return m == 0 ? x.x : m == 1 ? x.y : m == 2 ? x.z : x.w;
+}
+
+// Thread tid's 4 x 4 blocks of the tile at (tr, tc), from the shared tile to
+// the output: block n is w = tid + n * LDG_THREADS, a = w % (PIPE_ROWS / 4),
+// b = w / (PIPE_ROWS / 4). A warp has 32 consecutive a and one b, so each of
+// its STG.128 writes 512 contiguous bytes of one output row. FULL: the tile
+// lies inside the matrix, no guard; otherwise only what lies inside is
+// written, the chunk a row ends in word by word.
+template <bool FULL>
+static __device__ __forceinline__ void ldg_store_tile(const LdgGeometry* g, const float4* tile_smem,
+                                                      uint32_t tr, uint32_t tc) {
+    const uint32_t tid = threadIdx.x;
+    float4 x[LDG_BLOCKS][4];  // x[n][i]: input row 4a + i, columns 4b..4b+3
+#pragma unroll
+    for (uint32_t n = 0; n < LDG_BLOCKS; ++n) {
+        const uint32_t w = tid + n * LDG_THREADS, a = w % (PIPE_ROWS / 4), b = w / (PIPE_ROWS / 4);
+        if (LDG_BLOCKS_ALL % LDG_THREADS == 0 || w < LDG_BLOCKS_ALL)
+#pragma unroll
+            for (uint32_t i = 0; i < 4; ++i) x[n][i] = tile_smem[ldg_chunk(4 * a + i, b)];
+    }
+#pragma unroll
+    for (uint32_t n = 0; n < LDG_BLOCKS; ++n) {
+        const uint32_t w = tid + n * LDG_THREADS, a = w % (PIPE_ROWS / 4), b = w / (PIPE_ROWS / 4);
+        if (LDG_BLOCKS_ALL % LDG_THREADS != 0 && w >= LDG_BLOCKS_ALL) break;
+        const uint32_t r = tr * PIPE_ROWS + 4 * a, c = tc * PIPE_COLS + 4 * b;  // output column, first row
+        float* p = g->out + (size_t)c * g->ld_out + r;
+#pragma unroll
+        for (uint32_t m = 0; m < 4; ++m) {  // output row c + m: input column 4b + m of rows 4a..4a+3
+            float* q = p + (size_t)m * g->ld_out;
+            const float4 y = make_float4(element(x[n][0], m), element(x[n][1], m), element(x[n][2], m),
+                                         element(x[n][3], m));
+            if (FULL || (c + m < g->cols && r + 4 <= g->rows)) {
+                *(float4*)q = y;
+            } else if (c + m < g->cols && r < g->rows) {  // the row's last chunk: 1 to 3 words inside
+                q[0] = y.x;
+                if (r + 1 < g->rows) q[1] = y.y;
+                if (r + 2 < g->rows) q[2] = y.z;
+            }
+        }
+    }
+}
+
+// One tile: `cur` holds tile *tile (loads issued one step earlier), `nxt`
+// receives the loads of *next. slot[k % 2] carries the tile after *next from
+// thread 0 (the one that keeps the schedule) to the block. False: no more tiles.
+static __device__ __forceinline__ bool ldg_step(const LdgGeometry* g, float4 (&cur)[LDG_LOADS],
+                                                float4 (&nxt)[LDG_LOADS], float4* tile_smem, uint32_t* slot,
+                                                Schedule* sched, uint32_t k, uint32_t* tile, uint32_t* next) {
+    if (*tile == g->ntiles) return false;
+    const uint32_t tid = threadIdx.x;
+    ldg_load_tile(g, *next, nxt);  // the next tile's loads go out before this one is written
+    __syncthreads();               // the previous tile's LDS are done: the shared tile is free
+#pragma unroll
+    for (uint32_t j = 0; j < LDG_LOADS; ++j)
+        tile_smem[ldg_chunk(j * (LDG_THREADS / LDG_ROW_CHUNKS) + tid / LDG_ROW_CHUNKS,
+                            tid % LDG_ROW_CHUNKS)] = cur[j];
+    if (tid == 0) slot[k % 2] = next_box(sched, k + 2);  // slot k % 2 was last read before the barrier above
+    __syncthreads();
+    const uint32_t after = slot[k % 2];
+    uint32_t tr, tc;
+    tile_position(*tile, g->tiles_r, g->tiles_c, g->band, &tr, &tc);
+    if ((tr + 1) * PIPE_ROWS <= g->rows && (tc + 1) * PIPE_COLS <= g->cols)
+        ldg_store_tile<true>(g, tile_smem, tr, tc);
+    else
+        ldg_store_tile<false>(g, tile_smem, tr, tc);
+    *tile = *next;
+    *next = after;
+    return true;
+}
+
+__global__ void __launch_bounds__(LDG_THREADS, LDG_BLOCKS_PER_SM)
+    ldg_blocked(const float* __restrict__ in, float* __restrict__ out, uint32_t rows, uint32_t cols,
+                uint32_t ld_in, uint32_t ld_out, uint32_t band, unsigned int* counter) {
+    __shared__ float4 tile_smem[PIPE_TILE_FLOATS / 4];
+    __shared__ uint32_t slot[2];
+    const uint32_t tiles_r = (rows + PIPE_ROWS - 1) / PIPE_ROWS, tiles_c = (cols + PIPE_COLS - 1) / PIPE_COLS;
+    const LdgGeometry g = {in, out, rows, cols, ld_in, ld_out, band, tiles_r, tiles_c, tiles_r * tiles_c};
+    Schedule sched = make_schedule(SCHED_DYNAMIC, 1, g.ntiles, counter);  // kept by thread 0 alone
+    if (threadIdx.x == 0) {
+        slot[0] = next_box(&sched, 0);
+        slot[1] = next_box(&sched, 1);
+    }
+    __syncthreads();
+    uint32_t tile = slot[0], next = slot[1];
+    float4 x[LDG_LOADS], y[LDG_LOADS];  // the register double buffer
+    ldg_load_tile(&g, tile, x);
+    for (uint32_t k = 0;; k += 2) {  // two steps per trip: the buffers swap roles, every index constant
+        if (!ldg_step(&g, x, y, tile_smem, slot, &sched, k, &tile, &next)) break;
+        if (!ldg_step(&g, y, x, tile_smem, slot, &sched, k + 1, &tile, &next)) break;
+    }
+}
+
 // ---- Host side: the data, the check, the launches ----------------------------
 // Element (r, c) of the input holds a positive normal float whose bits code
 // its position r * cols + c, one-to-one, so a wrong index cannot pass, and
@@ -498,6 +660,23 @@ static void launch_batched(const Transpose* t) {
         t->in_swizzled, t->out_swizzled, strips_x, t->cols, t->bug);
 }
 
+// One block per SM of tma_pipelined becomes LDG_BLOCKS_PER_SM of ldg_blocked:
+// the grid is exactly that many per SM, and they must fit at once.
+static int ldg_blocked_grid(void) {
+    const int fit = blocks_per_sm((const void*)ldg_blocked, LDG_THREADS, 0);
+    if (fit < LDG_BLOCKS_PER_SM)
+        die_internal("ldg_blocked: %d blocks per SM fit, LDG_BLOCKS_PER_SM is %d", fit, LDG_BLOCKS_PER_SM);
+    return sm_count() * LDG_BLOCKS_PER_SM;
+}
+
+static void launch_ldg_blocked(const Transpose* t, uint32_t band) {
+    if (t->ld_in % 4)  // check_arguments enforces it (the 16-byte stride rule); the loads rely on it
+        die_internal("ldg_blocked needs a row stride of a multiple of 4 elements, not %u", t->ld_in);
+    CUDA_CHECK(cudaMemsetAsync(t->counter, 0, sizeof *t->counter, t->s));
+    ldg_blocked<<<ldg_blocked_grid(), LDG_THREADS, 0, t->s>>>(t->in, t->interior, t->rows, t->cols, t->ld_in,
+                                                              t->ld_out, band, t->counter);
+}
+
 static void launch_pipelined(const Transpose* t, uint32_t band) {
     const int threads = 32 + PIPE_CONSUMERS;
     CUDA_CHECK(cudaMemsetAsync(t->counter, 0, sizeof *t->counter, t->s));
@@ -523,13 +702,14 @@ static void run_parts(const Transpose* t, cublasHandle_t h, uint32_t band) {
     TRANSPOSE_PART("tma_naive", t, true, launch_box_per_block(t, false));
     TRANSPOSE_PART("tma_swizzle", t, true, launch_box_per_block(t, true));
     TRANSPOSE_PART("tma_swizzle_batched", t, true, launch_batched(t));
+    TRANSPOSE_PART("ldg_blocked", t, false, launch_ldg_blocked(t, band));
     TRANSPOSE_PART("tma_pipelined", t, true, launch_pipelined(t, band));
     if (t->cli)  // the tile order's effect, timed: plain row-major order
         TRANSPOSE_PART("tma_pipelined_rowmajor", t, true, launch_pipelined(t, 1));
     TRANSPOSE_PART("cublas_sgeam", t, false, cublas_sgeam(t, h));
 }
 
-// One matrix: data, expected output, tensor maps, the seven parts.
+// One matrix: data, expected output, tensor maps, the parts.
 static void part_matrix(const char* prefix, uint32_t rows, uint32_t cols, uint32_t ld_in, uint32_t band,
                         int bug, const Cli* cli, cudaStream_t s, cublasHandle_t h) {
     Transpose t;
@@ -665,6 +845,15 @@ static void print_bank_model(int bug) {
             "conflict)\n",
             diagonal ? "tma_pipelined" : "the same, a = g / 8", wavefronts(ld, 16), wavefronts(st, 16));
     }
+    // ldg_blocked's warp 0: its first STS.128 (load j = 0) and first LDS.128 (block n = 0, row 4a).
+    for (uint32_t l = 0; l < 32; ++l) {
+        st[l] = 16 * ldg_chunk(l / LDG_ROW_CHUNKS, l % LDG_ROW_CHUNKS);
+        ld[l] = 16 * ldg_chunk(4 * (l % (PIPE_ROWS / 4)), l / (PIPE_ROWS / 4));
+    }
+    printf(
+        "note   bank model: %-22s STS.128 %2d, LDS.128 %2d wavefronts per warp instruction (4: no "
+        "conflict)\n",
+        "ldg_blocked", wavefronts(st, 16), wavefronts(ld, 16));
 }
 
 // ---------------------------------------------------------------------------
@@ -676,14 +865,10 @@ static const IntOption kOptions[NUM_OPTS] = {
      65536, 0, 0},
     {"--edge-rows", "R", "rows of the edge matrix (checked, not timed)", 1, 32768, 4099, 259},
     {"--edge-cols", "C", "columns of the edge matrix", 1, 32768, 3001, 131},
-    {"--band", "B", "tma_pipelined's tile order: bands of B tile rows (1 = row-major)", 1, 1024, 1024, 1024},
+    {"--band", "B", "tma_pipelined's and ldg_blocked's tile order: bands of B tile rows (1 = row-major)", 1,
+     1024, 1024, 1024},
     {"--bug", "B", "exercise: 1 = swizzled boxes indexed unswizzled, 2 = no fence.proxy.async", 0, 2, 0, 0},
 };
-static const CliSpec kCli = {
-    "06_transpose: an fp32 matrix transpose, from the naive kernel through TMA, swizzle,\n"
-    "batching and a pipeline to cuBLAS, each checked on every element.",
-    CLI_REPS, kOptions, NUM_OPTS};
-
 static uint32_t padded_ld(uint32_t cols) {
     return (cols + 3) / 4 * 4;
 }
@@ -702,8 +887,15 @@ static void check_arguments(const Cli* cli) {
     const uint32_t er = (uint32_t)cli->value[OPT_EDGE_ROWS], ec = (uint32_t)cli->value[OPT_EDGE_COLS];
     const size_t big = (size_t)rows * ld + 2 * (size_t)(cols + 2 * FRAME) * output_ld(rows);
     const size_t edge = (size_t)er * padded_ld(ec) + 2 * (size_t)(ec + 2 * FRAME) * output_ld(er);
-    require_host_memory(what, 4 * (big > edge ? big : edge));
+    require_host_memory(what, 4 * big);  // never both at once: each names its own options
+    snprintf(what, sizeof what, "--edge-rows %u --edge-cols %u", er, ec);
+    require_host_memory(what, 4 * edge);
 }
+
+static const CliSpec kCli = {
+    "06_transpose: an fp32 matrix transpose, from the naive kernel through TMA, swizzle,\n"
+    "batching and a pipeline to cuBLAS, each checked on every element.",
+    CLI_REPS, kOptions, NUM_OPTS, check_arguments};
 
 // Device memory one matrix takes: the input and the framed output.
 static size_t matrix_bytes(uint32_t rows, uint32_t cols, uint32_t ld) {
@@ -724,7 +916,14 @@ static void print_problem(uint32_t rows, uint32_t cols, uint32_t ld, uint32_t er
     print_bank_model(bug);
 }
 
-// After the parts: what --bug 2 did not show, and how the pipeline launched.
+static int kernel_registers(const void* kernel) {
+    cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    return attr.numRegs;
+}
+
+// After the parts: what --bug 2 did not show, and how the pipeline and its
+// plain twin launched.
 static void report_pipeline(int bug, uint32_t band) {
     if (bug == 2 && g_checks_failed == 0)
         printf(
@@ -735,11 +934,16 @@ static void report_pipeline(int bug, uint32_t band) {
     record_gpu_line("tma_pipelined: %d blocks per SM of %d threads, %d + %d stages of %d KiB, band %u",
                     blocks_per_sm((const void*)tma_pipelined, 32 + PIPE_CONSUMERS, pipelined_smem()),
                     32 + PIPE_CONSUMERS, PIPE_STAGES, PIPE_OUT_STAGES, PIPE_TILE_FLOATS * 4 >> 10, band);
+    record_gpu_line(
+        "ldg_blocked: %d blocks per SM (%d fit) of %d threads, %d regs, 2 x %d KiB in registers + %d KiB "
+        "shared per block, band %u",
+        LDG_BLOCKS_PER_SM, blocks_per_sm((const void*)ldg_blocked, LDG_THREADS, 0), LDG_THREADS,
+        kernel_registers((const void*)ldg_blocked), PIPE_TILE_FLOATS * 4 >> 10, PIPE_TILE_FLOATS * 4 >> 10,
+        band);
 }
 
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
-    check_arguments(&cli);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint32_t rows = (uint32_t)cli.value[OPT_ROWS], cols = (uint32_t)cli.value[OPT_COLS];
     const uint32_t ld = cli.value[OPT_LD] ? (uint32_t)cli.value[OPT_LD] : padded_ld(cols);
     const uint32_t er = (uint32_t)cli.value[OPT_EDGE_ROWS], ec = (uint32_t)cli.value[OPT_EDGE_COLS];

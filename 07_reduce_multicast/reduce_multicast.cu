@@ -4,8 +4,9 @@
 // every element, then timed against cudaMemcpy.
 // Part A, store-reduce: 1 reduce_ops (the tensor form: every op on u32
 // tiles), 2 bulk_reduce_ops (the 1D form), 3 split_k (f32: many CTAs add
-// partial tiles into one tile set; TMA reduce against atomicAdd,
-// red.global.add.v4.f32 and one CTA's load-add-store, at 1 to 32 contributors).
+// partial tiles into one tile set; TMA reduce against the coalesced
+// atomicAdd, red.global.add.v4.f32 and one CTA's load-add-store, at 1 to 64
+// contributors, and atomicAdd in a strided layout, a lesson about layout).
 // Part B, clusters: 4 broadcast (every CTA needs the same tiles: cluster 1 to
 // 16, with and without .multicast::cluster), 5 dsmem_ring (a bulk copy into
 // a peer CTA's shared memory, completing on the peer's barrier).
@@ -134,13 +135,19 @@ __global__ void __launch_bounds__(RT_THREADS) reduce_ops_bulk(uint32_t* out, uin
 // partial tiles, one per contributor, as the K slices of a split-K GEMM
 // would produce them. Work item w is (tile w % tiles, contributor w / tiles):
 // the blocks in flight at one time work on different tiles. Every method
-// computes the same partials (partial_f32) in the same registers and differs
+// computes the same partials (partial_f32, element by element) and differs
 // only in how it gets them into the output.
-// Thread t's share of a tile: RT_CHUNKS chunks of 4 consecutive floats,
-// chunk q = j * RT_THREADS + t: a warp covers 512 contiguous bytes (2 rows).
-static __device__ __forceinline__ uint32_t chunk_element(uint32_t tile, uint32_t q, uint32_t cols) {
-    const uint32_t tiles_c = cols / RT_COLS, e = q * 4;
+// Element e (row-major, 0 .. 4095) of tile `tile`: its index in the output.
+static __device__ __forceinline__ uint32_t tile_element(uint32_t tile, uint32_t e, uint32_t cols) {
+    const uint32_t tiles_c = cols / RT_COLS;
     return (tile / tiles_c * RT_ROWS + e / RT_COLS) * cols + tile % tiles_c * RT_COLS + e % RT_COLS;
+}
+
+// Thread t's share of a tile in 16-byte chunks: RT_CHUNKS chunks of 4
+// consecutive floats, chunk q = j * RT_THREADS + t: a warp covers 512
+// contiguous bytes (2 rows) per chunk.
+static __device__ __forceinline__ uint32_t chunk_element(uint32_t tile, uint32_t q, uint32_t cols) {
+    return tile_element(tile, q * 4, cols);
 }
 
 static __device__ __forceinline__ float4 partial_chunk(uint32_t seed, uint32_t k, uint32_t i) {
@@ -155,10 +162,13 @@ typedef struct {
 } SplitK;
 
 // 3a. TMA store-reduce: the block writes a partial tile into one of two
-// shared buffers and one thread reduces it into the output. Two buffers so
-// that filling one overlaps the reduce reading the other; before a buffer is
-// rewritten, wait_group.read 1 says the reduce issued from it two items ago
-// has read it (the newest group, from the other buffer, may still be reading).
+// shared buffers (32 STS.128 warp instructions), fences, passes a barrier,
+// and ONE thread reduces the 16 KiB tile into the output with one
+// instruction. Two buffers so that filling one overlaps the reduce reading
+// the other; before a buffer is rewritten, wait_group.read 1 says the reduce
+// issued from it two items ago has read it (the newest group, from the other
+// buffer, may still be reading). Before the block exits, wait_group.read 0:
+// its shared memory must outlive the reads, not the writes (step 04).
 // bug 2: no fence.proxy.async between the writes and the reduce.
 __global__ void __launch_bounds__(RT_THREADS)
     splitk_tma_reduce(const __grid_constant__ CUtensorMap map, SplitK p) {
@@ -182,28 +192,34 @@ __global__ void __launch_bounds__(RT_THREADS)
             bulk_commit_group();
         }
     }
-    if (threadIdx.x == 0) bulk_wait_group<0>();
+    if (threadIdx.x == 0) bulk_wait_group_read<0>();  // every buffer read: the block may exit
 }
 
-// 3b and 3c. Reductions issued by the threads, from registers. VECTOR false:
-// atomicAdd per element, one REDG.E.ADD.F32 each (the result is unused, so
-// the compiler emits the reduction, not the atomic that returns). VECTOR
-// true: red.global.add.v4.f32, four floats per instruction.
-template <bool VECTOR>
-__global__ void __launch_bounds__(RT_THREADS) splitk_red(SplitK p) {
+// 3b. The baseline: atomicAdd, coalesced. Thread t adds element
+// j * RT_THREADS + t of the tile (j = 0 .. 15), one float per instruction:
+// a warp's 32 lanes add 32 consecutive floats, 128 contiguous bytes (4
+// sectors), and a tile takes 4096 / 32 = 128 warp instructions. The result
+// is unused, so the compiler emits the reduction REDG.E.ADD.F32, not the
+// atomic that returns the old value.
+__global__ void __launch_bounds__(RT_THREADS) splitk_atomic_add(SplitK p) {
+    const uint32_t items = p.tiles * p.k_per_tile;
+    for (uint32_t w = blockIdx.x; w < items; w += gridDim.x)
+        for (uint32_t j = 0; j < RT_ELEMS / RT_THREADS; ++j) {
+            const uint32_t i = tile_element(w % p.tiles, j * RT_THREADS + threadIdx.x, p.cols);
+            atomicAdd(&p.out[i], partial_f32(p.seed, w / p.tiles, i));
+        }
+}
+
+// 3c. red.global.add.v4.f32: thread t adds chunk j * RT_THREADS + t, four
+// consecutive floats in one instruction: a warp covers 512 contiguous bytes
+// (16 sectors), and a tile takes 4096 / 4 / 32 = 32 warp instructions.
+__global__ void __launch_bounds__(RT_THREADS) splitk_red_v4(SplitK p) {
     const uint32_t items = p.tiles * p.k_per_tile;
     for (uint32_t w = blockIdx.x; w < items; w += gridDim.x)
         for (uint32_t j4 = 0; j4 < RT_CHUNKS; ++j4) {
             const uint32_t i = chunk_element(w % p.tiles, j4 * RT_THREADS + threadIdx.x, p.cols);
             const float4 v = partial_chunk(p.seed, w / p.tiles, i);
-            if (VECTOR) {
-                red_add_v4_f32(&p.out[i], v.x, v.y, v.z, v.w);
-            } else {
-                atomicAdd(&p.out[i], v.x);
-                atomicAdd(&p.out[i + 1], v.y);
-                atomicAdd(&p.out[i + 2], v.z);
-                atomicAdd(&p.out[i + 3], v.w);
-            }
+            red_add_v4_f32(&p.out[i], v.x, v.y, v.z, v.w);
         }
 }
 
@@ -226,13 +242,32 @@ __global__ void __launch_bounds__(RT_THREADS) splitk_load_add_store(SplitK p) {
             }
 }
 
+// 3e. A lesson about layout, not a method to use: atomicAdd on red_v4's
+// chunk mapping. Thread t does four scalar atomics at t * 16 bytes (+ 0, 4,
+// 8, 12): the 32 lanes of one warp instruction are 16 bytes apart, so it
+// touches 512 bytes in 16 sectors for 128 bytes of data, and each sector is
+// reached by 4 instructions (the same 128 warp instructions per tile as 3b).
+__global__ void __launch_bounds__(RT_THREADS) splitk_atomic_add_strided(SplitK p) {
+    const uint32_t items = p.tiles * p.k_per_tile;
+    for (uint32_t w = blockIdx.x; w < items; w += gridDim.x)
+        for (uint32_t j4 = 0; j4 < RT_CHUNKS; ++j4) {
+            const uint32_t i = chunk_element(w % p.tiles, j4 * RT_THREADS + threadIdx.x, p.cols);
+            const float4 v = partial_chunk(p.seed, w / p.tiles, i);
+            atomicAdd(&p.out[i], v.x);
+            atomicAdd(&p.out[i + 1], v.y);
+            atomicAdd(&p.out[i + 2], v.z);
+            atomicAdd(&p.out[i + 3], v.w);
+        }
+}
+
 // ===========================================================================
 // Part B: clusters
 // ===========================================================================
 // ---- Part 4: broadcast ------------------------------------------------------
-// Every CTA needs ALL of a matrix B of `tiles` tiles of 64 x 64 u32 (a
-// broadcast operand, like B in a GEMM row panel), far more often than B's
-// size: B stays in L2 and every CTA reads it from there. What a CTA does with
+// Every CTA needs ALL of a matrix B of `tiles` tiles of 64 x 64 u32, as
+// every CTA of one column of a GEMM's C reads all of that column's panel of
+// B (the operand shared along one axis; along the other it is A's row
+// panel). B stays in L2 and every CTA reads it from there. What a CTA does with
 // a tile is small (a checksum per row), so the time is the time to deliver B.
 // Warp 0's elected lane is the producer: BC_STAGES stages of one tile each.
 // Warps 1-4 consume: each row's sum of (2c + 1) * B[row][c] (mod 2^32),
@@ -340,7 +375,9 @@ __global__ void __launch_bounds__(BC_THREADS, 1)
 // launch then makes clusters of 4): the alternative to the launch attribute.
 // Each CTA fills a buffer and copies it into the NEXT rank's shared memory
 // with one bulk copy, which completes on the RECEIVER's barrier; the receiver
-// armed it for the bytes. The sender learns nothing from the copy itself, so
+// arms it for the bytes after the start-up cluster barrier, possibly after
+// they landed (the transaction count may go negative for a while). The
+// sender learns nothing from the copy itself, so
 // the last cluster barrier is what keeps its source alive until every
 // receiver has its data.
 #define DS_CLUSTER 4
@@ -471,8 +508,9 @@ static void part_reduce_ops(uint32_t seed, cudaStream_t s) {
 // ---- Part 3: split-K -------------------------------------------------------
 #define SPLITK_RUNS 4
 static const uint32_t kContributors[SPLITK_RUNS] = {1, 4, 16, 64};
-enum { SK_TMA_REDUCE, SK_ATOMIC_ADD, SK_RED_V4, SK_LOAD_ADD_STORE, SK_METHODS };
-static const char* const kSplitKName[SK_METHODS] = {"tma_reduce", "atomicAdd", "red_v4", "load_add_store"};
+enum { SK_TMA_REDUCE, SK_ATOMIC_ADD, SK_RED_V4, SK_LOAD_ADD_STORE, SK_ATOMIC_ADD_STRIDED, SK_METHODS };
+static const char* const kSplitKName[SK_METHODS] = {"tma_reduce", "atomicAdd", "red_v4", "load_add_store",
+                                                    "atomicAdd_strided"};
 
 typedef struct {
     SplitK p;
@@ -540,13 +578,16 @@ static void launch_splitk(int method, const SplitKRun* r) {
         splitk_tma_reduce<<<g, RT_THREADS, r->smem, r->s>>>(r->map, r->p);
         break;
     case SK_ATOMIC_ADD:
-        splitk_red<false><<<g, RT_THREADS, 0, r->s>>>(r->p);
+        splitk_atomic_add<<<g, RT_THREADS, 0, r->s>>>(r->p);
         break;
     case SK_RED_V4:
-        splitk_red<true><<<g, RT_THREADS, 0, r->s>>>(r->p);
+        splitk_red_v4<<<g, RT_THREADS, 0, r->s>>>(r->p);
+        break;
+    case SK_LOAD_ADD_STORE:
+        splitk_load_add_store<<<g, RT_THREADS, 0, r->s>>>(r->p);
         break;
     default:
-        splitk_load_add_store<<<g, RT_THREADS, 0, r->s>>>(r->p);
+        splitk_atomic_add_strided<<<g, RT_THREADS, 0, r->s>>>(r->p);
         break;
     }
 }
@@ -583,8 +624,9 @@ static void part_split_k(uint32_t rows, uint32_t cols, uint32_t seed, int bug, c
     CUDA_CHECK(cudaFuncSetAttribute((const void*)splitk_tma_reduce,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)r.smem));
     r.grid[SK_TMA_REDUCE] = persistent_grid((const void*)splitk_tma_reduce, RT_THREADS, r.smem);
-    r.grid[SK_ATOMIC_ADD] = persistent_grid((const void*)splitk_red<false>, RT_THREADS, 0);
-    r.grid[SK_RED_V4] = persistent_grid((const void*)splitk_red<true>, RT_THREADS, 0);
+    r.grid[SK_ATOMIC_ADD] = persistent_grid((const void*)splitk_atomic_add, RT_THREADS, 0);
+    r.grid[SK_RED_V4] = persistent_grid((const void*)splitk_red_v4, RT_THREADS, 0);
+    r.grid[SK_ATOMIC_ADD_STRIDED] = persistent_grid((const void*)splitk_atomic_add_strided, RT_THREADS, 0);
     const int owner = persistent_grid((const void*)splitk_load_add_store, RT_THREADS, 0);
     r.grid[SK_LOAD_ADD_STORE] = owner < (int)r.p.tiles ? owner : (int)r.p.tiles;
     for (int run = 0; run < SPLITK_RUNS; ++run) {
@@ -600,8 +642,9 @@ static void part_split_k(uint32_t rows, uint32_t cols, uint32_t seed, int bug, c
     }
     record_gpu_line(
         "split_k: %u tiles of 64 x 64; grids %d (tma_reduce), %d (atomicAdd), %d (red_v4), %d "
-        "(load_add_store) blocks of %d threads",
-        r.p.tiles, r.grid[0], r.grid[1], r.grid[2], r.grid[3], RT_THREADS);
+        "(load_add_store), %d (atomicAdd_strided) blocks of %d threads",
+        r.p.tiles, r.grid[SK_TMA_REDUCE], r.grid[SK_ATOMIC_ADD], r.grid[SK_RED_V4], r.grid[SK_LOAD_ADD_STORE],
+        r.grid[SK_ATOMIC_ADD_STRIDED], RT_THREADS);
     free(init);
     free(r.ref);
     free(r.bound);
@@ -802,11 +845,6 @@ static const IntOption kOptions[NUM_OPTS] = {
      "multicasts slice 0, 4 = receivers do not arm their barrier",
      0, 4, 0, 0},
 };
-static const CliSpec kCli = {
-    "07_reduce_multicast: TMA store-reduce (every op, and split-K against atomics) and cluster\n"
-    "multicast (a broadcast operand, cluster 1 to 16), each checked on every element.",
-    CLI_REPS | CLI_SEED, kOptions, NUM_OPTS};
-
 // Every rule before the GPU is touched, and the host memory.
 static void check_arguments(const Cli* cli) {
     const long long rows = cli->value[OPT_ROWS], cols = cli->value[OPT_COLS], ctas = cli->value[OPT_CTAS];
@@ -822,6 +860,11 @@ static void check_arguments(const Cli* cli) {
     const size_t n = (size_t)rows * cols, sums = (size_t)ctas * cli->value[OPT_TILES] * BT_ROWS;
     require_host_memory("--rows, --cols, --tiles, --ctas", n * 24 + sums * 8);
 }
+
+static const CliSpec kCli = {
+    "07_reduce_multicast: TMA store-reduce (every op, and split-K against atomics) and cluster\n"
+    "multicast (a broadcast operand, cluster 1 to 16), each checked on every element.",
+    CLI_REPS | CLI_SEED, kOptions, NUM_OPTS, check_arguments};
 
 static void print_problem(const Cli* cli) {
     print_header("07_reduce_multicast", "TMA store-reduce and cluster multicast");
@@ -848,8 +891,7 @@ static void report_bug(int bug) {
 }
 
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
-    check_arguments(&cli);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint32_t rows = (uint32_t)cli.value[OPT_ROWS], cols = (uint32_t)cli.value[OPT_COLS];
     const uint32_t tiles = (uint32_t)cli.value[OPT_TILES], ctas = (uint32_t)cli.value[OPT_CTAS];
     const size_t ref_bytes = (size_t)cli.value[OPT_MIB] << 20;

@@ -11,15 +11,16 @@
 //
 // A store-reduce is a TMA store whose write is a read-modify-write AT THE
 // DESTINATION: the L2 combines each element of the box with what global
-// memory holds, element by element. For the tensor form the PTX ISA says each
-// element's update is atomic with .relaxed.gpu semantics, like a red.global
-// per element (newer ISA versions let the non-tensor form name a scope; its
-// default is the ISA version's to define); there is no order between
-// elements, and none between the reductions of different CTAs. Everything a
-// plain TMA store needs still holds: every thread that wrote the source
-// fences (fence.proxy.async) before the barrier that hands it over; one thread
-// issues, commits its bulk group, and waits with .read before the source is
-// rewritten, and in full before anything in this grid reads the result.
+// memory holds, element by element. For both forms, the tensor one and the
+// non-tensor bulk one, the PTX ISA says each element's update is atomic with
+// .relaxed semantics at .gpu scope, like a red.global per element; neither
+// instruction has a .sem or .scope qualifier to ask for more. There is no
+// order between elements, and none between the reductions of different CTAs.
+// Everything a plain TMA store needs still holds: every thread that wrote
+// the source fences (fence.proxy.async) before the barrier that hands it
+// over; one thread issues, commits its bulk group, and waits with .read
+// before the source is rewritten or the block exits, and in full before
+// anything in this grid reads the result.
 #pragma once
 
 #include <cuda.h>  // CUtensorMapDataType
@@ -116,6 +117,7 @@ static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_
 }
 
 // ---- what the TMA replaces: reductions issued by threads -------------------
+// (The scalar one is CUDA's atomicAdd with its result unused.)
 // Four floats added into 16-byte aligned global memory with ONE instruction
 // (red: no value comes back, unlike atom). Relaxed, gpu scope, each element
 // atomic on its own, as with atomicAdd. The vector forms are f32 add (.v2,
@@ -127,7 +129,7 @@ static __device__ __forceinline__ void red_add_v4_f32(float* dst, float a, float
                  : "memory");
 }
 
-// The load-add-store round trip of a tile's owner (step 07's baseline with
+// The load-add-store round trip of a tile's owner (step 07's method with
 // no atomics): asm volatile, so that each load really goes to the L2
 // (.cg: not cached in L1) and each store is issued, once per contribution.
 static __device__ __forceinline__ float4 load_cg_v4_f32(const float* p) {

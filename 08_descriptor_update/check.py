@@ -10,9 +10,11 @@ point: where the map is edited does not show in the copy's speed.
 
 perf_floors = {
     "cudaMemcpy_D2D": 1.00,
+    "grouped_copy_ldg": 0.7,  # placeholder until the H200 and H100 recordings
     "grouped_copy": 0.788,
     "grouped_copy_global": 0.783,
     "host_maps": 0.774,
+    "array_copy_ldg": 0.7,  # placeholder until the H200 and H100 recordings
     "array_copy": 0.784,
 }
 headline = "grouped_copy"
@@ -27,13 +29,33 @@ sass = {
     "cross_cta": ["ATOMG.E.EXCH.STRONG.GPU", "STG.E.STRONG.GPU", "LDG.E.STRONG.GPU", "UTMACCTL.IV"],
 }
 sass_absent = {
-    # the global path publishes with a fence, not with cp_fenceproxy's exchanges
-    "grouped_copy<1>": ["STS.64"],
+    # the global path publishes with a fence, not with cp_fenceproxy's exchanges (two in a row: one per map;
+    # the single exchange elsewhere is the bounded wait's report)
+    "grouped_copy<1>": ["ATOMG.E.EXCH.STRONG.GPU + ATOMG.E.EXCH.STRONG.GPU"],
 }
 bugs = {
     1: "no fence.proxy.tensormap acquire after a retarget: the TMA keeps using its cached descriptor, and "
        "grouped_copy and grouped_copy_global copy the wrong group (counted)",
     2: "the global path without the release fence: grouped_copy_global copies with stale fields (counted)",
-    3: "a map overwritten while a store through it may still read it (no wait_group.read 0 first); where the "
-       "hardware does not expose it, the program says so",
+    3: "a pair of maps rewritten while the newest stores through it may still read it (no wait_group.read "
+       "before the retarget, the one wait between those stores and the rewrite); where the hardware does not "
+       "expose it, the program says so",
+}
+profile = {
+    "kernel": "grouped_copy and grouped_copy_ldg",
+    "ncu_filter": ["--kernel-name", "regex:^grouped_copy"],
+    "args": ["--reps", "1"],
+    "every": 5,
+    "launches": ["grouped_copy_ldg", "grouped_copy", "grouped_copy_global", "host_maps", "array_copy_ldg", "array_copy"],
+    "metrics": {
+        "dram_read_bytes": "dram__bytes_read.sum",
+        "dram_write_bytes": "dram__bytes_write.sum",
+        "dram_pct_of_peak": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        "l2_read_sectors": "lts__t_sectors_op_read.sum",
+        "l2_write_sectors": "lts__t_sectors_op_write.sum",
+        "ns": "gpu__time_duration.sum",
+    },
+    "ratios": {
+        "dram_read_per_written": ["dram_read_bytes", "dram_write_bytes"],
+    },
 }

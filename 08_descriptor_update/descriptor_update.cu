@@ -149,18 +149,27 @@ __global__ void __launch_bounds__(32)
 // map that kept another group's dims or address writes where the check sees it.
 // Work items are runs of up to ITEM_BOXES boxes of one group, listed group
 // by group; a persistent CTA takes the next item from a counter (consecutive
-// items of one CTA are about a grid apart, so usually of different groups)
-// and retargets its two maps (source, destination) whenever the group changes. One thread drives the copy as
-// step 04's tma_copy does: loads run STAGES boxes ahead, each box is stored from the stage it landed in, and
-// a stage is reloaded once wait_group.read 1 says the store before the newest has read it.
+// items of one CTA are about a grid apart, so usually of different groups).
+// One thread drives the copy as step 04's tma_copy does: loads run STAGES
+// boxes ahead of the stores, each box is stored from the stage it landed in,
+// and a stage is reloaded once wait_group.read 1 says the store before the
+// newest has read it. The pipeline never drains between items: while the
+// stores of one item still read their maps, the loads of the next item
+// already run, through the CTA's OTHER pair of maps. So each CTA has two map
+// pairs (source, destination) and retargets the one not in use when the
+// group changes.
 #define BOX_ROWS 32
 #ifndef BOX_COLS
 #define BOX_COLS 128
 #endif
 #define BOX_BYTES (BOX_ROWS * BOX_COLS * 4)
+// 8 stages (128 KiB: one CTA per SM) beat 4 (three CTAs per SM) and 12 on the
+// H200; items of 8 boxes beat 4 and 16; 4 boxes in flight per thread beat 1
+// and 2 for the plain baseline (results/experiments/grouped_copy_tuning_NVIDIA_H200.txt).
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 8
 #endif
+#define CROSS_STAGES 4  // cross_cta: 2 CTAs per group must fit at once, so less shared memory each
 #ifndef ITEM_BOXES
 #define ITEM_BOXES 8
 #endif
@@ -174,7 +183,7 @@ typedef struct {
     uint32_t group, first_box, nboxes;
 } Item;
 
-enum { PATH_SMEM, PATH_GLOBAL, PATH_HOST_MAPS };
+enum { PATH_SMEM, PATH_GLOBAL, PATH_HOST_MAPS, PATH_LDG };
 
 typedef struct {
     const float* src;
@@ -183,20 +192,35 @@ typedef struct {
     const Item* items;
     uint32_t nitems;
     unsigned int* counter;       // the next item (dynamic: a CTA that finishes early takes more)
-    CUtensorMap* ws;             // 2 maps per CTA (source, destination): the workspace
+    CUtensorMap* ws;             // 4 maps per CTA (2 pairs of source, destination): the workspace
     const CUtensorMap* host_ws;  // PATH_HOST_MAPS: 2 maps per GROUP, written by the host
     int address_only;            // the array case: only the base address changes
     int bug;
 } GroupedCopy;
 
-// The smem path. Before the maps are overwritten, nothing in flight may
-// still read them: every load through the source map has completed (its
-// box was waited for), and wait_group.read 0 says every store through the
-// destination map has read it (and its stage). bug 3 skips that wait.
+// wait_group.read N takes N as an immediate: "all but the newest N bulk
+// groups have read their source". `later` stores were committed after the
+// last one that read a map; waiting for all but min(later, 2) covers it.
+static __device__ __forceinline__ void wait_stores_read_but(uint32_t later) {
+    if (later == 0)
+        bulk_wait_group_read<0>();
+    else if (later == 1)
+        bulk_wait_group_read<1>();
+    else
+        bulk_wait_group_read<2>();
+}
+
+// The smem path, run by the whole warp (cp_fenceproxy is .sync.aligned).
+// Before a pair of maps is overwritten, nothing in flight may still read
+// it: every load through it has completed (its box was waited for before
+// its store), and wait_group.read says every store through it has read it
+// (`later` stores were committed after the last of those). bug 3 skips
+// that wait.
 static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl, const CUtensorMap* dst_tmpl,
                                                      CUtensorMap* edit, CUtensorMap* slots,
-                                                     const GroupedCopy* p, const Group* g, uint32_t lane) {
-    if (lane == 0 && p->bug != 3) bulk_wait_group_read<0>();
+                                                     const GroupedCopy* p, const Group* g, uint32_t lane,
+                                                     uint32_t later) {
+    if (lane == 0 && p->bug != 3) wait_stores_read_but(later);
     if (lane < 8) ((uint4*)&edit[0])[lane] = ((const uint4*)src_tmpl)[lane];
     if (lane >= 8 && lane < 16) ((uint4*)&edit[1])[lane - 8] = ((const uint4*)dst_tmpl)[lane - 8];
     __syncwarp();
@@ -222,12 +246,12 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
     }
 }
 
-// The global path: the slots are edited where they are, then released.
+// The global path: the pair is edited where it is, then released, all by
+// one thread (the one whose writes the release orders). The same wait first.
 // bug 2: no release fence.
 static __device__ __forceinline__ void retarget_global(CUtensorMap* slots, const GroupedCopy* p,
-                                                       const Group* g, uint32_t lane) {
-    if (lane != 0) return;
-    if (p->bug != 3) bulk_wait_group_read<0>();
+                                                       const Group* g, uint32_t later) {
+    if (p->bug != 3) wait_stores_read_but(later);
     tmap_replace_address_global(&slots[0], p->src + g->offset);
     tmap_replace_address_global(&slots[1], p->dst + g->offset);
     for (int k = 0; k < 2; ++k) {
@@ -248,28 +272,197 @@ static __device__ __forceinline__ void box_coords(const Group* g, uint32_t box, 
     *c1 = (int32_t)(box / g->boxes_c * BOX_ROWS);
 }
 
-// One item, by one thread. `k` counts the boxes this CTA loaded before, for
-// the stages' phases. Returns false if a wait gave up.
+// An item between the load and the store cursor, and the maps it goes through.
+typedef struct {
+    Item it;
+    Group g;
+    const CUtensorMap* maps;  // [0] source, [1] destination
+} Queued;
+// Loads run at most STAGES - 1 boxes ahead of the next store, so at most
+// STAGES items (one box each) lie between the cursors, plus the one taken next.
+#define QUEUE (STAGES + 1)
+#define NO_GROUP 0xFFFFFFFFu
+#define NO_BOX 0xFFFFFFFFu
+
+// The whole warp runs the loop, so that the smem path's cp_fenceproxy has
+// all 32 lanes; lane 0 issues every copy and every bulk wait. Every lane
+// keeps the same copy of the loop's state. Box b (numbered in this CTA's
+// order) goes through stage b % STAGES. Step i first issues the loads the
+// stages allow (box b once store b - STAGES has read its stage), then stores
+// box i. A new item whose group no pair holds retargets the pair the
+// previous item does not use, once the last store through that pair has been
+// issued (until then its loads wait: only items of one or two boxes cause it).
+template <int PATH>
+__global__ void __launch_bounds__(32)
+    grouped_copy(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
+                 GroupedCopy p) {
+    __shared__ alignas(128) CUtensorMap edit[2];
+    __shared__ uint64_t full[STAGES];
+    __shared__ Queued queue[QUEUE];
+    float* stage = (float*)tma_smem_base<128>();  // [STAGES][BOX_ROWS][BOX_COLS] f32
+    CUtensorMap* slots = p.ws + 4 * blockIdx.x;   // this CTA's workspace: 2 pairs, 128-byte aligned
+    const uint32_t lane = threadIdx.x;
+    uint32_t upcoming = 0;  // lane 0: the item after the one taken last, asked for a step ahead
+    if (lane == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
+        mbar_fence_init();
+        upcoming = atomicAdd(p.counter, 1u);
+        if (PATH == PATH_GLOBAL)  // the global path edits valid maps in place: start from the templates
+            for (int m = 0; m < 4; ++m)
+                for (int q = 0; q < 8; ++q)
+                    ((uint4*)&slots[m])[q] = ((const uint4*)(m % 2 ? &dst_tmpl : &src_tmpl))[q];
+    }
+    __syncwarp();
+    // Per pair (0, 1; scalars, so that they stay in registers): the group it
+    // holds, and the last box that goes through it (NO_BOX: none yet).
+    uint32_t group0 = NO_GROUP, group1 = NO_GROUP, last0 = NO_BOX, last1 = NO_BOX;
+    uint32_t last_pair = 1, last_group = NO_GROUP;  // the pair and group of the item loaded last
+    uint32_t taken = 0, stored_items = 0;           // items queued, items whose boxes are all stored
+    uint32_t loaded = 0, load_box = 0;              // boxes loaded; the next box of the newest item
+    uint32_t store_box = 0;                         // the next box to store of the oldest item
+    bool pending = false, ok = true;                // pending: an item taken, its maps not ready yet
+    for (uint32_t i = 0; ok; ++i) {
+        // Loads: box `loaded` may go while its stage is free.
+        const uint32_t limit = i == 0 ? STAGES : i + STAGES - 1;
+        while (loaded < limit) {
+            if (taken == 0 ||
+                load_box == queue[(taken - 1) % QUEUE].it.nboxes) {  // the newest item is loaded
+                if (!pending) {
+                    const uint32_t item = __shfl_sync(0xFFFFFFFFu, upcoming, 0);
+                    if (item >= p.nitems) break;  // no more items
+                    if (lane == 0) upcoming = atomicAdd(p.counter, 1u);
+                    Queued q;
+                    q.it = p.items[item];
+                    q.g = p.groups[q.it.group];
+                    q.maps = NULL;
+                    if (lane == 0) queue[taken % QUEUE] = q;
+                    __syncwarp();
+                    pending = true;
+                }
+                Queued* q = &queue[taken % QUEUE];
+                const uint32_t group = q->it.group;
+                const CUtensorMap* maps;
+                if (PATH == PATH_HOST_MAPS) {
+                    maps = p.host_ws + 2 * group;
+                    if (lane == 0 && group != last_group) {
+                        tmap_acquire_sys(maps);  // the host wrote these maps: acquire at system scope
+                        tmap_acquire_sys(maps + 1);
+                    }
+                } else {
+                    uint32_t pr = group0 == group ? 0 : group1 == group ? 1 : 2;
+                    if (pr == 2) {  // no pair holds the group: retarget the other one
+                        pr = last_pair ^ 1;
+                        const uint32_t last = pr ? last1 : last0;
+                        if (last != NO_BOX && last >= i) break;  // its last store is not issued yet
+                        const uint32_t later = last == NO_BOX ? 0 : i - 1 - last;  // stores issued since
+                        if (PATH == PATH_SMEM)
+                            retarget_smem(&src_tmpl, &dst_tmpl, edit, slots + 2 * pr, &p, &q->g, lane, later);
+                        else if (lane == 0)
+                            retarget_global(slots + 2 * pr, &p, &q->g, later);
+                        __syncwarp();
+                        (pr ? group1 : group0) = group;
+                    }
+                    maps = slots + 2 * pr;
+                    last_pair = pr;
+                }
+                if (lane == 0) q->maps = maps;
+                last_group = group;
+                pending = false;
+                ++taken;
+                load_box = 0;
+                __syncwarp();
+            }
+            const Queued* q = &queue[(taken - 1) % QUEUE];
+            const uint32_t s = loaded % STAGES;
+            if (lane == 0) {
+                if (loaded >= STAGES) bulk_wait_group_read<1>();  // the store before the newest has read it
+                int32_t c0, c1;
+                box_coords(&q->g, q->it.first_box + load_box, &c0, &c1);
+                mbar_arrive_expect_tx(&full[s], BOX_BYTES);  // the whole box, out-of-bounds fill included
+                tma_load_2d(stage + s * BOX_ROWS * BOX_COLS, &q->maps[0], c0, c1, &full[s]);
+            }
+            if (PATH != PATH_HOST_MAPS) (last_pair ? last1 : last0) = loaded;  // stored in this order too
+            ++loaded, ++load_box;
+        }
+        if (i == loaded) break;  // every box loaded has been stored, and no more come
+        // The store of box i, from the oldest item with boxes left.
+        const Queued* q = &queue[stored_items % QUEUE];
+        const uint32_t s = i % STAGES;
+        bool landed = true;
+        if (lane == 0) {
+            landed = MBAR_WAIT(&full[s], i / STAGES & 1);
+            if (landed) {
+                int32_t c0, c1;
+                box_coords(&q->g, q->it.first_box + store_box, &c0, &c1);
+                tma_store_2d(&q->maps[1], c0, c1, stage + s * BOX_ROWS * BOX_COLS);
+                bulk_commit_group();
+            }
+        }
+        ok = __shfl_sync(0xFFFFFFFFu, landed, 0);
+        if (++store_box == q->it.nboxes) ++stored_items, store_box = 0;
+    }
+    if (lane == 0) bulk_wait_group<0>();
+}
+
+// The baseline: the same items copied without the TMA, one block per item,
+// with plain 16-byte loads and stores (coalesced: a warp reads 512
+// consecutive bytes of a box row), all four of a thread's loads issued
+// before its first store. No maps, so nothing to retarget: what this layout
+// costs a plain copy, and the bar every TMA version of the part is held to.
+#define LDG_THREADS 256
+#define LDG_CHUNKS (BOX_ROWS * BOX_COLS / 4 / LDG_THREADS)  // float4 per thread per box: 4
+#ifndef LDG_BOXES
+#define LDG_BOXES 4  // boxes whose loads are all issued before the first of their stores
+#endif
+__global__ void __launch_bounds__(LDG_THREADS) grouped_copy_ldg(GroupedCopy p) {
+    const Item it = p.items[blockIdx.x];
+    const Group g = p.groups[it.group];
+    for (uint32_t b = 0; b < it.nboxes; b += LDG_BOXES) {
+        float4 v[LDG_BOXES][LDG_CHUNKS];
+        uint64_t at[LDG_BOXES][LDG_CHUNKS];  // element offset in the pools, ~0: outside the group
+#pragma unroll
+        for (int k = 0; k < LDG_BOXES; ++k) {
+            int32_t c0, c1;
+            box_coords(&g, it.first_box + b + k, &c0, &c1);
+#pragma unroll
+            for (int j = 0; j < LDG_CHUNKS; ++j) {
+                const uint32_t q = j * LDG_THREADS + threadIdx.x;  // float4 q of the box
+                const uint32_t r = c1 + q / (BOX_COLS / 4), c = c0 + q % (BOX_COLS / 4) * 4;
+                const bool in = b + k < it.nboxes && r < g.rows && c < g.cols;
+                at[k][j] = in ? g.offset + (uint64_t)r * g.ld + c : ~0ull;
+                if (in) v[k][j] = *(const float4*)(p.src + at[k][j]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < LDG_BOXES; ++k)
+#pragma unroll
+            for (int j = 0; j < LDG_CHUNKS; ++j)
+                if (at[k][j] != ~0ull) *(float4*)(p.dst + at[k][j]) = v[k][j];
+    }
+}
+
+// One whole item through one pair of maps, by one thread, the pipeline
+// drained at its end (cross_cta copies one group per CTA: nothing follows).
+template <uint32_t NSTAGES>
 static __device__ __forceinline__ bool copy_item(const CUtensorMap* in, const CUtensorMap* out,
-                                                 const Group* g, const Item* it, float* stage, uint64_t* full,
-                                                 uint32_t k) {
+                                                 const Group* g, const Item* it, float* stage,
+                                                 uint64_t* full) {
     uint32_t issued = 0;
-    for (; issued < it->nboxes && issued < STAGES; ++issued) {
-        const uint32_t s = (k + issued) % STAGES;
+    for (; issued < it->nboxes && issued < NSTAGES; ++issued) {
         int32_t c0, c1;
         box_coords(g, it->first_box + issued, &c0, &c1);
-        mbar_arrive_expect_tx(&full[s], BOX_BYTES);  // the whole box, out-of-bounds fill included
-        tma_load_2d(stage + s * BOX_ROWS * BOX_COLS, in, c0, c1, &full[s]);
+        mbar_arrive_expect_tx(&full[issued], BOX_BYTES);
+        tma_load_2d(stage + issued * BOX_ROWS * BOX_COLS, in, c0, c1, &full[issued]);
     }
     for (uint32_t i = 0; i < it->nboxes; ++i) {
-        const uint32_t s = (k + i) % STAGES;
-        if (!MBAR_WAIT(&full[s], (k + i) / STAGES & 1)) return false;
+        const uint32_t s = i % NSTAGES;
+        if (!MBAR_WAIT(&full[s], i / NSTAGES & 1)) return false;
         int32_t c0, c1;
         box_coords(g, it->first_box + i, &c0, &c1);
         tma_store_2d(out, c0, c1, stage + s * BOX_ROWS * BOX_COLS);
         bulk_commit_group();
-        if (i >= 1 && issued == i - 1 + STAGES && issued < it->nboxes) {
-            const uint32_t r = (k + issued) % STAGES;  // the stage store i - 1 read
+        if (i >= 1 && issued == i - 1 + NSTAGES && issued < it->nboxes) {
+            const uint32_t r = issued % NSTAGES;  // the stage store i - 1 read
             bulk_wait_group_read<1>();
             box_coords(g, it->first_box + issued, &c0, &c1);
             mbar_arrive_expect_tx(&full[r], BOX_BYTES);
@@ -277,57 +470,7 @@ static __device__ __forceinline__ bool copy_item(const CUtensorMap* in, const CU
             ++issued;
         }
     }
-    bulk_wait_group_read<0>();  // every stage free for the next item
     return true;
-}
-
-template <int PATH>
-__global__ void __launch_bounds__(32)
-    grouped_copy(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
-                 GroupedCopy p) {
-    __shared__ alignas(128) CUtensorMap edit[2];
-    __shared__ uint64_t full[STAGES];
-    float* stage = (float*)tma_smem_base<128>();  // [STAGES][BOX_ROWS][BOX_COLS] f32
-    CUtensorMap* slots = p.ws + 2 * blockIdx.x;   // this CTA's workspace: 2 maps, 128-byte aligned
-    const uint32_t lane = threadIdx.x;
-    if (lane == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
-        mbar_fence_init();
-    }
-    if (PATH == PATH_GLOBAL &&
-        lane < 16)  // the global path edits a valid map in place: start from the templates
-        ((uint4*)slots)[lane] =
-            lane < 8 ? ((const uint4*)&src_tmpl)[lane] : ((const uint4*)&dst_tmpl)[lane - 8];
-    __syncwarp();
-    uint32_t current = 0xFFFFFFFFu, k = 0;
-    bool ok = true;
-    for (;;) {
-        uint32_t item = 0;
-        if (lane == 0) item = atomicAdd(p.counter, 1u);
-        item = __shfl_sync(0xFFFFFFFFu, item, 0);
-        if (item >= p.nitems || !ok) break;
-        const Item it = p.items[item];
-        const Group g = p.groups[it.group];
-        const CUtensorMap* in = slots;
-        const CUtensorMap* out = slots + 1;
-        if (PATH == PATH_HOST_MAPS) {
-            in = p.host_ws + 2 * it.group, out = in + 1;
-            if (lane == 0 && it.group != current) {
-                tmap_acquire_sys(in);  // the host wrote these maps: acquire at system scope
-                tmap_acquire_sys(out);
-            }
-        } else if (it.group != current) {
-            if (PATH == PATH_SMEM)
-                retarget_smem(&src_tmpl, &dst_tmpl, edit, slots, &p, &g, lane);
-            else
-                retarget_global(slots, &p, &g, lane);
-        }
-        current = it.group;
-        if (lane == 0) ok = copy_item(in, out, &g, &it, stage, full, k);
-        ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
-        k += it.nboxes;
-    }
-    if (lane == 0) bulk_wait_group<0>();
 }
 
 // ---- Part 5: one CTA builds the maps, another uses them -----------------------
@@ -335,19 +478,21 @@ __global__ void __launch_bounds__(32)
 // cp_fenceproxy, which releases them to the tensormap proxy at gpu scope)
 // and then raises flag g with st.release.gpu. CTA groups + g waits for the
 // flag with ld.acquire.gpu (a bounded wait), acquires the maps in the
-// tensormap proxy, and copies group g. All 2 x groups CTAs are resident at
-// once (the host checks), so no consumer can wait for a producer that never runs.
+// tensormap proxy, and copies group g. A consumer may wait only for a
+// producer that runs at the same time: the kernel is launched cooperatively,
+// which guarantees that all 2 x groups CTAs are resident at once (or fails
+// the launch), and the host checks that they fit before any allocation.
 __global__ void __launch_bounds__(32)
     cross_cta(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
               GroupedCopy p, uint32_t ngroups, uint32_t* flags) {
     __shared__ alignas(128) CUtensorMap edit[2];
-    __shared__ uint64_t full[STAGES];
+    __shared__ uint64_t full[CROSS_STAGES];
     float* stage = (float*)tma_smem_base<128>();
     const uint32_t lane = threadIdx.x;
     if (blockIdx.x < ngroups) {
         const uint32_t gi = blockIdx.x;
         const Group g = p.groups[gi];
-        retarget_smem(&src_tmpl, &dst_tmpl, edit, p.ws + 2 * gi, &p, &g, lane);
+        retarget_smem(&src_tmpl, &dst_tmpl, edit, p.ws + 2 * gi, &p, &g, lane, 0);
         __syncwarp();
         if (lane == 0) st_release_gpu(&flags[gi], 1);
         return;
@@ -355,7 +500,7 @@ __global__ void __launch_bounds__(32)
     const uint32_t gi = blockIdx.x - ngroups;
     const Group g = p.groups[gi];
     if (lane != 0) return;
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
+    for (int s = 0; s < CROSS_STAGES; ++s) mbar_init(&full[s], 1);
     mbar_fence_init();
     if (!bounded_wait([&] { return ld_acquire_gpu(&flags[gi]) != 0; }, "flags[gi]", __FILE__, __LINE__,
                       "group", gi))
@@ -364,7 +509,7 @@ __global__ void __launch_bounds__(32)
                      2 * gi);  // the flag ordered the map's release before this; now the proxy's acquire
     tmap_acquire_gpu(p.ws + 2 * gi + 1);
     Item it = {gi, 0, g.boxes};
-    copy_item(p.ws + 2 * gi, p.ws + 2 * gi + 1, &g, &it, stage, full, 0);
+    copy_item<CROSS_STAGES>(p.ws + 2 * gi, p.ws + 2 * gi + 1, &g, &it, stage, full);
     bulk_wait_group<0>();
 }
 
@@ -431,7 +576,7 @@ static TensorMapSpec template_spec(const float* base) {
     s.elem_stride[0] = s.elem_stride[1] = s.elem_stride[2] = 1;
     s.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
     s.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // as tensor_spec_2d (step 03, part 9)
     return s;
 }
 
@@ -634,11 +779,13 @@ static void copy_setup(Copy* c, const GroupSet* gs, int bug, cudaStream_t s) {
     c->dst_tmpl = make_tensor_map(&ss, "the destination template");
     c->smem = tma_smem_bytes(STAGES * BOX_BYTES);
     const void* kernels[] = {(const void*)grouped_copy<PATH_SMEM>, (const void*)grouped_copy<PATH_GLOBAL>,
-                             (const void*)grouped_copy<PATH_HOST_MAPS>, (const void*)cross_cta};
+                             (const void*)grouped_copy<PATH_HOST_MAPS>};
     for (const void* k : kernels)  // above 48 KiB of dynamic shared memory a kernel must opt in
         CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem));
     c->grid = persistent_grid((const void*)grouped_copy<PATH_SMEM>, 32, c->smem);
-    const size_t slots = 2 * (size_t)(c->grid > (int)(2 * gs->ngroups) ? c->grid : 2 * gs->ngroups);
+    // The grouped copies use 4 maps per CTA, cross_cta 2 per group.
+    const size_t slots =
+        4 * (size_t)c->grid > 2 * (size_t)gs->ngroups ? 4 * (size_t)c->grid : 2 * gs->ngroups;
     CUDA_CHECK(cudaMalloc(&c->ws, slots * sizeof(CUtensorMap)));  // cudaMalloc: 256-byte aligned
     // Every group's two maps encoded by the host (part 6), in pinned memory.
     CUDA_CHECK(cudaMallocHost(&c->host_maps_pinned, 2 * gs->ngroups * sizeof(CUtensorMap)));
@@ -684,6 +831,7 @@ static void launch_copy(const Copy* c, int path, int address_only) {
         grouped_copy<PATH_SMEM><<<c->grid, 32, c->smem, c->s>>>(c->src_tmpl, c->dst_tmpl, p);
     if (path == PATH_GLOBAL)
         grouped_copy<PATH_GLOBAL><<<c->grid, 32, c->smem, c->s>>>(c->src_tmpl, c->dst_tmpl, p);
+    if (path == PATH_LDG) grouped_copy_ldg<<<c->gs->nitems, LDG_THREADS, 0, c->s>>>(p);
     if (path == PATH_HOST_MAPS) {
         CUDA_CHECK(cudaMemcpyAsync(c->host_maps, c->host_maps_pinned,
                                    2 * c->gs->ngroups * sizeof(CUtensorMap), cudaMemcpyHostToDevice, c->s));
@@ -701,10 +849,32 @@ static size_t check_copy(const char* name, const Copy* c) {
         CHECK_THEN_TIME(name, cli, (c)->s, 2.0 * (c)->gs->data_bytes, check_copy(name, c), __VA_ARGS__); \
     } while (0)
 
+// The cudaMemcpy reference, in buffers of its own.
+static void memcpy_reference_of(size_t bytes, const Cli* cli, cudaStream_t s) {
+    void *src = NULL, *dst = NULL;
+    CUDA_CHECK(cudaMalloc(&src, bytes));
+    CUDA_CHECK(cudaMalloc(&dst, bytes));
+    measure_memcpy_reference(dst, src, bytes, cli, s);
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
+}
+
+// Parts 2, 3 and 6, after their baseline: the same groups copied four ways.
+static void part_grouped(const Copy* c, const Cli* cli) {
+    record_gpu_line(
+        "grouped_copy: 1 warp per CTA, %d CTAs (%d per SM), %d stages of %d KiB; "
+        "grouped_copy_ldg: a block of %d threads per item, %d boxes of loads in flight",
+        c->grid, c->grid / sm_count(), STAGES, BOX_BYTES >> 10, LDG_THREADS, LDG_BOXES);
+    COPY_PART("grouped_copy_ldg", c, cli, launch_copy(c, PATH_LDG, 0));
+    COPY_PART("grouped_copy", c, cli, launch_copy(c, PATH_SMEM, 0));
+    COPY_PART("grouped_copy_global", c, cli, launch_copy(c, PATH_GLOBAL, 0));
+    COPY_PART("host_maps", c, cli, launch_copy(c, PATH_HOST_MAPS, 0));
+}
+
 // cross_cta runs 2 x groups CTAs that wait for each other: all must be
 // resident at once. Checked right after the GPU guard, before any allocation.
 static void require_cross_cta_fits(uint32_t ng) {
-    const size_t smem = tma_smem_bytes(STAGES * BOX_BYTES);
+    const size_t smem = tma_smem_bytes(CROSS_STAGES * BOX_BYTES);
     CUDA_CHECK(
         cudaFuncSetAttribute((const void*)cross_cta, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const int fit = blocks_per_sm((const void*)cross_cta, 32, smem) * sm_count();
@@ -722,8 +892,12 @@ static void part_cross_cta(const Copy* c) {
     CUDA_CHECK(cudaMalloc(&flags, ng * 4));
     CUDA_CHECK(cudaMemsetAsync(flags, 0, ng * 4, c->s));
     poison_device(c->dst, c->gs->pool_words * 4, c->s);
-    cross_cta<<<2 * ng, 32, c->smem, c->s>>>(c->src_tmpl, c->dst_tmpl, copy_params(c, 0), ng, flags);
-    CHECK_LAUNCH();
+    GroupedCopy p = copy_params(c, 0);
+    CUtensorMap src_tmpl = c->src_tmpl, dst_tmpl = c->dst_tmpl;
+    uint32_t ngroups = ng;
+    void* args[] = {&src_tmpl, &dst_tmpl, &p, &ngroups, &flags};
+    const size_t smem = tma_smem_bytes(CROSS_STAGES * BOX_BYTES);  // its attribute: require_cross_cta_fits
+    CUDA_CHECK(cudaLaunchCooperativeKernel((const void*)cross_cta, dim3(2 * ng), dim3(32), args, smem, c->s));
     check_copy("cross_cta", c);
     CUDA_CHECK(cudaFree(flags));
 }
@@ -797,24 +971,18 @@ static void part_cost(const Copy* c) {
 }
 
 // ---------------------------------------------------------------------------
-enum { OPT_GROUPS, OPT_ROWS, OPT_COLS, OPT_MIB, OPT_BUG, NUM_OPTS };
+enum { OPT_GROUPS, OPT_ROWS, OPT_COLS, OPT_BUG, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
     {"--groups", "G",
      "groups in the grouped copy (each its own shape; cross_cta runs 2 CTAs per group at once)", 2, 192, 64,
      8},
     {"--rows", "R", "largest group's rows (f32)", 2, 8192, 2048, 200},
     {"--cols", "C", "largest group's columns (a multiple of 4)", 4, 8192, 2048, 256},
-    {"--mib", "M", "MiB of the cudaMemcpy reference copy", 1, 4096, 256, 8},
     {"--bug", "B",
      "exercise: 1 = no tensormap acquire, 2 = global path without the release, 3 = a map overwritten while a "
      "store may still read it",
      0, 3, 0, 0},
 };
-static const CliSpec kCli = {
-    "08_descriptor_update: tensor maps edited on the device (every field, the smem and the global\n"
-    "path, a grouped copy, across CTAs, from the host), with the fences that make the TMA see them.",
-    CLI_REPS, kOptions, NUM_OPTS};
-
 static void check_arguments(const Cli* cli) {
     const long long cols = cli->value[OPT_COLS], rows = cli->value[OPT_ROWS], groups = cli->value[OPT_GROUPS];
     if (cols % 4)
@@ -829,6 +997,11 @@ static void check_arguments(const Cli* cli) {
     require_tensor_rules(&s, "--rows, --cols");
     require_host_memory("--groups, --rows, --cols", (size_t)groups * rows * (cols + 96) * 4 * 3);
 }
+
+static const CliSpec kCli = {
+    "08_descriptor_update: tensor maps edited on the device (every field, the smem and the global\n"
+    "path, a grouped copy, across CTAs, from the host), with the fences that make the TMA see them.",
+    CLI_REPS, kOptions, NUM_OPTS, check_arguments};
 
 static void print_problem(const GroupSet* gs, const GroupSet* as, int bug) {
     print_header("08_descriptor_update", "tensor maps edited on the device, and their fences");
@@ -853,38 +1026,32 @@ static void report_bug(int bug) {
 }
 
 int main(int argc, char** argv) {
-    const Cli cli = parse_cli(argc, argv, &kCli);
-    check_arguments(&cli);
+    const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint32_t ng = (uint32_t)cli.value[OPT_GROUPS], rows = (uint32_t)cli.value[OPT_ROWS];
     const uint32_t cols = (uint32_t)cli.value[OPT_COLS];
-    const size_t ref_bytes = (size_t)cli.value[OPT_MIB] << 20;
     const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
     require_cross_cta_fits(ng);
     GroupSet gs, as;
     make_groups(&gs, ng, rows, cols, 1, false);
     make_groups(&as, ng, rows / 2, cols / 2 / 4 * 4, 2, true);
-    require_device_memory("--groups, --rows, --cols, --mib",
-                          8 * (gs.pool_words + as.pool_words) + 2 * ref_bytes);
+    // The reference copies as many bytes as the grouped copy moves: a smaller
+    // cudaMemcpy runs at a lower rate and would flatter every fraction.
+    const size_t ref_bytes = gs.data_bytes;
+    require_device_memory("--groups, --rows, --cols", 8 * (gs.pool_words + as.pool_words) + 2 * ref_bytes);
     print_problem(&gs, &as, bug);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    void *ref_src = NULL, *ref_dst = NULL;
-    CUDA_CHECK(cudaMalloc(&ref_src, ref_bytes));
-    CUDA_CHECK(cudaMalloc(&ref_dst, ref_bytes));
-    measure_memcpy_reference(ref_dst, ref_src, ref_bytes, &cli, s);
-    CUDA_CHECK(cudaFree(ref_src));
-    CUDA_CHECK(cudaFree(ref_dst));
+    memcpy_reference_of(ref_bytes, &cli, s);
     part_fields(s, bug);
     Copy c, a;
     copy_setup(&c, &gs, bug, s);
-    COPY_PART("grouped_copy", &c, &cli, launch_copy(&c, PATH_SMEM, 0));
-    COPY_PART("grouped_copy_global", &c, &cli, launch_copy(&c, PATH_GLOBAL, 0));
-    COPY_PART("host_maps", &c, &cli, launch_copy(&c, PATH_HOST_MAPS, 0));
+    part_grouped(&c, &cli);
     part_cross_cta(&c);
     part_cost(&c);
     copy_free(&c);
     copy_setup(&a, &as, bug, s);
+    COPY_PART("array_copy_ldg", &a, &cli, launch_copy(&a, PATH_LDG, 1));
     COPY_PART("array_copy", &a, &cli, launch_copy(&a, PATH_SMEM, 1));
     copy_free(&a);
     report_bug(bug);

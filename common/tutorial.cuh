@@ -152,7 +152,10 @@ static inline size_t host_bytes_available(void) {
 // other rules, before require_hopper(); device memory right after it.
 static const size_t kMemoryMargin = (size_t)256 << 20;  // CUDA context, events, small buffers
 
+static int g_help_wanted = 0;  // --help: the rules of the arguments are checked, this machine's memory is not
+
 static inline void require_host_memory(const char* what, size_t bytes) {
+    if (g_help_wanted) return;
     const size_t avail = host_bytes_available();
     if (avail && bytes + kMemoryMargin > avail)
         die_usage("%s needs %.2f GiB of host memory, only %.2f GiB are available", what, bytes / 1073741824.0,
@@ -180,10 +183,13 @@ static inline void require_device_memory(const char* what, size_t bytes) {
 // Every program takes --help and --quick (small sizes, few repetitions: for
 // sanitizers and smoke runs), plus the standard options it declares in
 // `takes` and its own integer options. An option the program does not use is
-// not accepted. Everything is validated before the GPU is touched; a bad
-// value exits 2 with the rule it breaks. A step's own rules (a multiple of a
-// tile, a TMA rule) are checked right after parse_cli, also before
-// require_hopper(), with die_usage().
+// not accepted. The whole command line is validated before anything is done,
+// --help included: a bad argument anywhere exits 2 naming it, and --help
+// prints only when all are good. Each option at most once; a value follows
+// its option as "--opt V" or "--opt=V"; a number is plain decimal digits, a
+// '-' first only where its range has negatives (no '+', spaces or leading
+// zeros). A step's own rules (a multiple of a tile, a TMA rule) are checked
+// right after parse_cli, also before require_hopper(), with die_usage().
 typedef struct {
     const char* name;    // "--mib"
     const char* meta;    // "N" as shown in --help
@@ -206,9 +212,10 @@ typedef struct {
     unsigned takes;         // CLI_REPS | CLI_SEED | CLI_DUMP
     const IntOption* opts;  // the step's own integer options
     int nopts;
+    void (*check)(const struct Cli_*);  // the step's own rules (die_usage), run before --help too; or NULL
 } CliSpec;
 
-typedef struct {
+typedef struct Cli_ {
     int quick;                     // --quick given
     int reps;                      // timed repetitions per measurement (median taken)
     int warmup;                    // untimed runs first (clocks up, caches and TLB warm)
@@ -223,13 +230,16 @@ static inline void print_option(const char* name, const char* meta, const char* 
     printf("  %-22s %s\n", left, help);
 }
 
-// Strict integer parse: the whole string, base 10, in range.
+// Strict integer parse: [-]digits, no '+', spaces or leading zeros, in range.
 static inline long long parse_int_arg(const char* opt, const char* text, long long lo, long long hi) {
     if (text == NULL) die_usage("%s needs a value", opt);
-    char* end = NULL;
+    const char* d = text + (text[0] == '-');
+    const size_t n = strspn(d, "0123456789");
+    if (n == 0 || d[n] != '\0' || (d[0] == '0' && (n > 1 || d != text)))
+        die_usage("%s '%s' is not a whole number: plain decimal digits, no '+', spaces or leading zeros", opt,
+                  text);
     errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (end == text || *end != '\0') die_usage("%s '%s' is not a whole number", opt, text);
+    const long long v = strtoll(text, NULL, 10);
     if (errno == ERANGE || v < lo || v > hi)
         die_usage("%s %s is out of range: it must be %lld..%lld", opt, text, lo, hi);
     return v;
@@ -245,64 +255,75 @@ static inline void require_divisor(const char* opt, long long value, size_t tota
               what, total, d);
 }
 
+static inline void print_help(const CliSpec* spec, const char* argv0) {
+    printf("%s\nusage: %s [options]\n", spec->usage, argv0);
+    print_option("--help", "", "print this and exit");
+    print_option("--quick", "", "small sizes and 2 repetitions (sanitizers, smoke runs)");
+    if (spec->takes & CLI_REPS)
+        print_option("--reps", "N", "timed repetitions, median reported (1..1000, default 20)");
+    if (spec->takes & CLI_SEED)
+        print_option("--seed", "N", "seed of the input data (0..4294967295, default 1)");
+    if (spec->takes & CLI_DUMP) print_option("--dump", "FILE", "also write the recorded data as JSON");
+    for (int k = 0; k < spec->nopts; ++k) {
+        const IntOption* o = &spec->opts[k];
+        char help[240];
+        snprintf(help, sizeof help, "%s (%lld..%lld, default %lld, --quick %lld)", o->help, o->min, o->max,
+                 o->full, o->quick);
+        print_option(o->name, o->meta, help);
+    }
+    printf(
+        "each option at most once; a value as '--opt V' or '--opt=V'; numbers in plain decimal digits "
+        "(no '+', spaces or leading zeros)\n"
+        "exit codes: 0 pass, 1 a check failed, 2 bad arguments or CUDA error, "
+        "77 cannot run here (no Hopper GPU)\n");
+}
+
+// The slot of an option name (its first len characters): 0..4 the standard
+// options (if the program takes them), 5 + k the step's option k; -1 if none.
+static inline int cli_slot(const CliSpec* spec, const char* name, size_t len) {
+    static const char* const standard[5] = {"--help", "--quick", "--reps", "--seed", "--dump"};
+    const unsigned takes = 3u | spec->takes << 2;  // --help, --quick always; CLI_REPS.. -> slots 2..4
+    for (int s = 0; s < 5 + spec->nopts; ++s) {
+        const char* n = s < 5 ? standard[s] : spec->opts[s - 5].name;
+        if ((s >= 5 || (takes >> s & 1)) && strlen(n) == len && !strncmp(n, name, len)) return s;
+    }
+    return -1;
+}
+
 static inline Cli parse_cli(int argc, char** argv, const CliSpec* spec) {
     Cli cli;
     memset(&cli, 0, sizeof cli);
     cli.reps = 20;
     cli.warmup = 3;
     cli.seed = 1;
-    int reps_given = 0, given[MAX_OPTIONS] = {0};
+    int seen[5 + MAX_OPTIONS] = {0};  // by slot (cli_slot)
     if (spec->nopts > MAX_OPTIONS) die_internal("more than %d options", MAX_OPTIONS);
     for (int i = 1; i < argc; ++i) {
-        const char* a = argv[i];
-        const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("%s\nusage: %s [options]\n", spec->usage, argv[0]);
-            print_option("--help", "", "print this and exit");
-            print_option("--quick", "", "small sizes and 2 repetitions (sanitizers, smoke runs)");
-            if (spec->takes & CLI_REPS)
-                print_option("--reps", "N", "timed repetitions, median reported (1..1000, default 20)");
-            if (spec->takes & CLI_SEED)
-                print_option("--seed", "N", "seed of the input data (0..4294967295, default 1)");
-            if (spec->takes & CLI_DUMP)
-                print_option("--dump", "FILE", "also write the recorded data as JSON");
-            for (int k = 0; k < spec->nopts; ++k) {
-                const IntOption* o = &spec->opts[k];
-                char help[240];
-                snprintf(help, sizeof help, "%s (%lld..%lld, default %lld, --quick %lld)", o->help, o->min,
-                         o->max, o->full, o->quick);
-                print_option(o->name, o->meta, help);
-            }
-            printf(
-                "exit codes: 0 pass, 1 a check failed, 2 bad arguments or CUDA error, "
-                "77 cannot run here (no Hopper GPU)\n");
-            exit(EXIT_PASS);
-        } else if (!strcmp(a, "--quick")) {
-            cli.quick = 1;
-        } else if (!strcmp(a, "--reps") && (spec->takes & CLI_REPS)) {
-            cli.reps = (int)parse_int_arg(a, next, 1, MAX_REPS);
-            reps_given = 1;
-            ++i;
-        } else if (!strcmp(a, "--seed") && (spec->takes & CLI_SEED)) {
-            cli.seed = (unsigned)parse_int_arg(a, next, 0, 4294967295LL);
-            ++i;
-        } else if (!strcmp(a, "--dump") && (spec->takes & CLI_DUMP)) {
-            if (!next || !next[0] || next[0] == '-') die_usage("--dump needs a file name");
-            cli.dump_path = next;
-            ++i;
-        } else {
-            int k = 0;
-            while (k < spec->nopts && strcmp(a, spec->opts[k].name) != 0) ++k;
-            if (k == spec->nopts) die_usage("unknown option '%s'", a);
-            cli.value[k] = parse_int_arg(a, next, spec->opts[k].min, spec->opts[k].max);
-            given[k] = 1;
-            ++i;
-        }
+        const char* a = strcmp(argv[i], "-h") ? argv[i] : "--help";
+        const char* eq = a[0] == '-' ? strchr(a, '=') : NULL;  // --opt=V
+        const int len = eq ? (int)(eq - a) : (int)strlen(a), s = cli_slot(spec, a, (size_t)len);
+        if (s < 0) die_usage("unknown option '%.*s'", len, a);
+        if (seen[s]++) die_usage("%.*s given twice", len, a);
+        if (s < 2 && eq) die_usage("%.*s takes no value", len, a);
+        const char* v = s < 2 ? NULL : eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        if (s == 2) cli.reps = (int)parse_int_arg("--reps", v, 1, MAX_REPS);
+        if (s == 3) cli.seed = (unsigned)parse_int_arg("--seed", v, 0, 4294967295LL);
+        if (s == 4 && (!v || !v[0] || v[0] == '-')) die_usage("--dump needs a file name");
+        if (s == 4) cli.dump_path = v;
+        const IntOption* o = s >= 5 ? &spec->opts[s - 5] : NULL;
+        if (o) cli.value[s - 5] = parse_int_arg(o->name, v, o->min, o->max);
     }
+    cli.quick = seen[1];
     for (int k = 0; k < spec->nopts; ++k)
-        if (!given[k]) cli.value[k] = cli.quick ? spec->opts[k].quick : spec->opts[k].full;
-    if (cli.quick && !reps_given) cli.reps = 2;
+        if (!seen[5 + k]) cli.value[k] = cli.quick ? spec->opts[k].quick : spec->opts[k].full;
+    if (cli.quick && !seen[2]) cli.reps = 2;
     if (cli.quick) cli.warmup = 1;
+    g_help_wanted = seen[0];
+    if (spec->check) spec->check(&cli);
+    if (seen[0]) {
+        print_help(spec, argv[0]);
+        exit(EXIT_PASS);
+    }
     return cli;
 }
 

@@ -97,13 +97,6 @@ def test_bad_standard_arguments_exit_2_naming_the_rule(built, step_name, args, m
     assert p.stdout == ""
 
 
-def test_many_arguments_are_all_read(built):
-    # No fixed-size argument copy: the 70th argument is judged like the first.
-    args = ["--quick"] * 69 + ["--bogus"]
-    p = run([str(binary("05_swizzle")), *args], env=no_gpu_env())
-    assert p.returncode == 2 and "unknown option '--bogus'" in p.stderr
-
-
 # Each step's own rules, checked before the GPU is touched; the messages name
 # the option, the rule and a value that works.
 STEP_RULES = [
@@ -132,6 +125,8 @@ STEP_RULES = [
     ("04_tma_store", ["--bulk-bytes", "48"], "--bulk-bytes 48 does not divide the 1048576 bytes of the 1 MiB part-4"),
     ("04_tma_store", ["--chunk", "3"], "--chunk 3 does not divide"),
     ("04_tma_store", ["--rows", "1048576", "--cols", "1048576"], "GiB of host memory, only"),
+    # The part-5 copy's memory is --mib's: the message names it, not --rows --cols.
+    ("04_tma_store", ["--mib", "16384"], "error: --mib 16384 needs 32.00 GiB of host memory"),
     ("06_transpose", ["--cols", "1001", "--ld", "1001"], "--rows 16384 --cols 1001 --ld 1001: row stride 4004 B is "
                                                          "not a multiple of 16 B, which TMA requires: pad the row to "
                                                          "1004 elements"),
@@ -165,3 +160,110 @@ def test_step_size_rules(built, step_name, args, message):
     if needed and p.returncode == 77 and host_available_gib() >= float(needed.group(1)):
         pytest.skip("this machine has the memory: the rule cannot show here")
     assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+# --help does not print over a broken rule: each step's own rules (its
+# check_arguments, run by parse_cli) are checked first. Memory is not a rule
+# of the arguments: --help never refuses for want of it.
+@pytest.mark.parametrize("step_name,args,message", [r for r in STEP_RULES if "GiB" not in r[2]],
+                         ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+def test_help_checks_the_step_rules_first(built, step_name, args, message):
+    for line in (["--help", *args], [*args, "--help"]):
+        p = run([str(binary(step_name)), *line], env=no_gpu_env())
+        assert p.returncode == 2 and message in p.stderr and p.stdout == "", (line, p.stderr)
+
+
+def test_help_ignores_the_memory_of_this_machine(built):
+    p = run([str(binary("01_memcpy_baseline")), "--help", "--mib", "16384"], env=no_gpu_env())
+    assert p.returncode == 0 and "usage:" in p.stdout, p.stderr
+
+
+# The command line's one rule, the same in every step (common/tutorial.cuh,
+# section 3): the whole line is validated first, --help included; each option
+# at most once; a value as "--opt V" or "--opt=V"; a number in plain decimal
+# digits (no '+', spaces or leading zeros). Errors are one line on stderr
+# naming the option. 05 takes no --reps: it is tried with its own --bug.
+def rule_cases(n: str, v: str, w: str):
+    not_a_number = f"{n} '{{}}' is not a whole number"
+    return [
+        (["--help", "--nonsense"], 2, "unknown option '--nonsense'"),
+        (["--nonsense", "--help"], 2, "unknown option '--nonsense'"),
+        (["--help", n, "+" + v], 2, not_a_number.format("+" + v)),
+        (["--help"], 0, None),
+        (["--help", "--quick", n, v], 0, None),
+        ([n, "+" + v], 2, not_a_number.format("+" + v)),
+        ([n, " " + v], 2, not_a_number.format(" " + v)),
+        ([n, v + "x"], 2, not_a_number.format(v + "x")),
+        ([n, "0" + v], 2, not_a_number.format("0" + v)),
+        ([n, "-0"], 2, not_a_number.format("-0")),
+        ([f"{n}={v}"], 77, None),
+        ([f"{n}=+{v}"], 2, not_a_number.format("+" + v)),
+        ([n, v, n, w], 2, f"{n} given twice"),
+        ([f"{n}={v}", n, w], 2, f"{n} given twice"),
+        (["--quick", "--quick"], 2, "--quick given twice"),
+        (["--help", "-h"], 2, "--help given twice"),
+        (["--quick=1"], 2, "--quick takes no value"),
+        ([n, v, "--quick"], 77, None),
+    ]
+
+
+RULE_CASES = [(d, args, code, message) for d in STEP_DIRS
+              for args, code, message in (rule_cases("--reps", "5", "6") if "--reps" in TAKES[d]
+                                          else rule_cases("--bug", "1", "0"))]
+
+
+@pytest.mark.parametrize("step_name,args,code,message", RULE_CASES,
+                         ids=lambda x: repr(" ".join(x)) if isinstance(x, list) else str(x))
+def test_the_command_line_rule(built, step_name, args, code, message):
+    p = run([str(binary(step_name)), *args], env=no_gpu_env())
+    assert p.returncode == code, f"{args}: exit {p.returncode}, stderr {p.stderr!r}"
+    if code == 0:
+        assert "usage:" in p.stdout and p.stderr == ""
+        return
+    assert p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
+    want = f"error: {message}" if code == 2 else "no CUDA device found"
+    assert p.stderr.startswith(want), p.stderr
+
+
+def options_in_help(step_name):
+    """(option, a valid value under --quick) for every option --help lists; None for a flag."""
+    out = run([str(binary(step_name)), "--help"], env=no_gpu_env()).stdout
+    found = []
+    for m in re.finditer(r"^  (--[\w-]+) (\w*) .*$", out, re.M):
+        q = re.search(r"default (\d+)(?:, --quick (\d+))?\)$", m.group(0))
+        found.append((m.group(1), None if not m.group(2) else "x.json" if m.group(2) == "FILE"
+                      else q.group(2) or q.group(1)))
+    return found
+
+
+def test_every_option_given_twice_is_refused(built, step_dir):
+    options = options_in_help(step_dir)
+    assert {"--help", "--quick"} | TAKES[step_dir] <= {o for o, _ in options}
+    for opt, value in options:
+        once = [opt] if value is None else [opt, value]
+        p = run([str(binary(step_dir)), *once, *once], env=no_gpu_env())
+        assert p.returncode == 2 and p.stderr == f"error: {opt} given twice (see --help)\n", f"{once * 2}: {p.stderr}"
+
+
+def test_every_number_option_reads_the_same_way(built, step_dir):
+    for opt, value in options_in_help(step_dir):
+        if value is None:
+            continue
+        p = run([str(binary(step_dir)), f"{opt}={value}", "--quick"], env=no_gpu_env())
+        assert p.returncode == 77, f"{opt}={value}: {p.stderr}"
+        if value == "x.json":
+            continue
+        for bad in ("+" + value, " " + value, value + " ", value + "x", "0" + value):
+            p = run([str(binary(step_dir)), opt, bad], env=no_gpu_env())
+            assert p.returncode == 2 and f"{opt} '{bad}' is not a whole number" in p.stderr, f"{opt} {bad!r}: {p.stderr}"
+
+
+def test_every_option_at_once_and_the_argument_after_them(built, step_dir):
+    # Every option once (--help aside) is a valid line; no fixed-size argument
+    # copy: the argument after them all is judged like the first.
+    line = [a for opt, value in options_in_help(step_dir) if opt != "--help"
+            for a in ([opt] if value is None else [opt, value])]
+    p = run([str(binary(step_dir)), *line], env=no_gpu_env())
+    assert p.returncode == 77, f"{line}: {p.stderr}"
+    p = run([str(binary(step_dir)), *line, "--bogus"], env=no_gpu_env())
+    assert p.returncode == 2 and p.stderr == "error: unknown option '--bogus' (see --help)\n", p.stderr
