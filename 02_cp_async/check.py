@@ -21,12 +21,12 @@ perf_floors = {
     "copy_1stage": 0.583,
     "copy_2stage": 0.784,
     "copy_4stage": 0.97,
-    "copy_regs_4stage": 0.5,  # placeholder: to be derived from the H200 and H100 recordings, as above
+    "copy_regs_4stage": 0.8109,
     "poly_regs": 0.356,
     "poly_1stage": 0.358,
     "poly_2stage": 0.502,
     "poly_4stage": 0.519,
-    "poly_regs_4stage": 0.5,  # placeholder: to be derived from the H200 and H100 recordings, as above
+    "poly_regs_4stage": 0.4471,
     "copy_4stage_persistent": 0.812,
     "copy_4stage_dynamic": 0.836,
 }

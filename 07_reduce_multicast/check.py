@@ -17,30 +17,28 @@ launch (--reps 1: each check run is followed by 3 warm-up runs and 1 timed
 run, profiled and not reported).
 """
 
-# atomicAdd_k* (the coalesced baseline) has no recording yet: its floors are
-# placeholders, red_v4's of the same k, to be re-derived (85 % / 75 % of the
-# lowest value) from the H200 and H100 runs. atomicAdd_strided_k* is the
-# kernel that was recorded as atomicAdd_k* until the baseline was coalesced:
-# its floors are the ones derived from those recordings.
+# atomicAdd_strided_k* is the kernel that was recorded as atomicAdd_k* until
+# the baseline was coalesced: its floors are the ones derived from those
+# recordings.
 perf_floors = {
     "cudaMemcpy_D2D": 1.00,
     "tma_reduce_k1": 0.028,
-    "atomicAdd_k1": 0.032,  # placeholder: red_v4_k1's
+    "atomicAdd_k1": 0.0277,
     "red_v4_k1": 0.032,
     "load_add_store_k1": 0.031,
     "atomicAdd_strided_k1": 0.025,
     "tma_reduce_k4": 0.105,
-    "atomicAdd_k4": 0.106,  # placeholder: red_v4_k4's
+    "atomicAdd_k4": 0.0945,
     "red_v4_k4": 0.106,
     "load_add_store_k4": 0.089,
     "atomicAdd_strided_k4": 0.066,
     "tma_reduce_k16": 0.305,
-    "atomicAdd_k16": 0.33,  # placeholder: red_v4_k16's
+    "atomicAdd_k16": 0.2728,
     "red_v4_k16": 0.33,
     "load_add_store_k16": 0.186,
     "atomicAdd_strided_k16": 0.132,
     "tma_reduce_k64": 0.561,
-    "atomicAdd_k64": 0.581,  # placeholder: red_v4_k64's
+    "atomicAdd_k64": 0.5729,
     "red_v4_k64": 0.581,
     "load_add_store_k64": 0.245,
     "atomicAdd_strided_k64": 0.167,

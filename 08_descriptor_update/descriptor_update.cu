@@ -1022,7 +1022,7 @@ static void report_bug(int bug) {
             "note   --bug %d: every element still came out right. That proves nothing: without the %s the "
             "PTX memory model does not promise the TMA sees the right map (the lesson shows the SASS it "
             "removes).\n",
-            bug, bug == 3 ? "wait_group.read 0" : "fence");
+            bug, bug == 3 ? "wait_group.read before the retarget" : "fence");
 }
 
 int main(int argc, char** argv) {
