@@ -291,7 +291,12 @@ typedef struct {
 // stages allow (box b once store b - STAGES has read its stage), then stores
 // box i. A new item whose group no pair holds retargets the pair the
 // previous item does not use, once the last store through that pair has been
-// issued (until then its loads wait: only items of one or two boxes cause it).
+// issued (until then the new item's loads wait: after an item of n boxes,
+// n < STAGES - 2, for STAGES - 2 - n steps).
+// The queue: lane 0 writes a slot, and the __syncwarp after it orders the
+// write before every lane's read. A slot is rewritten only when its item is
+// stored in full, and the lanes' last reads of it came before the
+// __syncwarp of the item taken before (at most STAGES - 1 items are queued).
 template <int PATH>
 __global__ void __launch_bounds__(32)
     grouped_copy(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
@@ -874,6 +879,9 @@ static void part_grouped(const Copy* c, const Cli* cli) {
 // cross_cta runs 2 x groups CTAs that wait for each other: all must be
 // resident at once. Checked right after the GPU guard, before any allocation.
 static void require_cross_cta_fits(uint32_t ng) {
+    int cooperative = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, 0));
+    if (!cooperative) cannot_run("cross_cta needs cooperative launches, which this device does not support");
     const size_t smem = tma_smem_bytes(CROSS_STAGES * BOX_BYTES);
     CUDA_CHECK(
         cudaFuncSetAttribute((const void*)cross_cta, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
