@@ -71,7 +71,7 @@ step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^
 # flags. The compiler's output goes to build/NN_topic.log (the warnings test
 # reads it); the terminal shows the command and any warning.
 define STEP_RULES
-.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1)
+.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1) bug-$(1)
 $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@ $(call step_link,$(2))  (log: $$@.log)"
 	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ $(call step_link,$(2)) > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
@@ -87,6 +87,10 @@ sanitize-$(1): $(BUILD)/$(2)
 	@bash tools/sanitize.sh $(2)
 profile-$(1): $(BUILD)/$(2)
 	$(PYTHON) tools/ncu_profile.py $(2)
+# Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
+# copy under build/bugs/, built with these flags, run, and the outcome named.
+bug-$(1): $(FLAGS_STAMP)
+	@$(if $(N),$(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS),$(PYTHON) tools/bugs.py list $(2))
 lab-$(1):
 	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
 # The student copy's own folder comes first on the include path, the
@@ -165,6 +169,7 @@ help:
 	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel"
 	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick"
 	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
+	@echo "  make bug-NN [N=k]    step NN's planted mistakes (NN_*/bugs/*.diff); N=k: apply k, build, run, say what showed"
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
 	@echo "  make sanitize        every sanitize-NN"
 	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
@@ -178,7 +183,7 @@ help:
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
-	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N"
 
 clean:
 	rm -rf $(BUILD)

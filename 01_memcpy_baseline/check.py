@@ -47,8 +47,3 @@ sass_absent = {
     "copy_scalar": ["LDG.E.128*", "LDG.E.64*"],  # 4 bytes per thread, nothing wider
     "copy_scalar_x4": ["LDG.E.128*", "LDG.E.64*"],  # 4 bytes per load, nothing wider
 }
-bugs = {
-    1: "staged_one without its first __syncthreads(): a thread reads its partner's element before the partner "
-       "has written it; the staged checks fail, or, where the race goes the right way, the program says so "
-       "(make sanitize-01 reports it every time)",
-}

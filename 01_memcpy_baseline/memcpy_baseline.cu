@@ -27,7 +27,6 @@ typedef struct {
     const float4* src;     // device: the seeded input
     float4* dst;           // device: every copy's output, poisoned before each check
     const uint32_t* want;  // host: the input
-    int bug;               // --bug 1: staged_one without its first __syncthreads()
 } Copy;
 
 // Every copy part: poison the output, run the launch once, check every word
@@ -177,17 +176,17 @@ static void part_gridstride(const Copy* c) {
 // pass by luck); `make sanitize-01` (racecheck) reports the hazard every time.
 // The load's result is needed by the very next instruction (STS), so each
 // thread has one 16-byte load in flight at a time.
-__global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ out, size_t n4, int bug) {
+__global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ out, size_t n4) {
     // LAB-BEGIN: a grid-stride loop over tiles of THREADS float4: each thread loads its own element into a __shared__ tile and stores its partner's (threadIdx.x ^ 32) to out; which two barriers, and why?
     __shared__ float4 tile[THREADS];  // [THREADS] float4 = 4 KiB
     const unsigned partner = threadIdx.x ^ 32;
     for (size_t base = (size_t)blockIdx.x * THREADS; base < n4; base += (size_t)gridDim.x * THREADS) {
         tile[threadIdx.x] = in[base + threadIdx.x];  // LDG.E.128 -> STS.128
-        if (bug != 1) __syncthreads();               // bug 1: the partner's element may not be there yet
+        __syncthreads();                             // every slot is stored before any is read
         out[base + partner] = tile[partner];         // LDS.128 -> STG.E.128
         __syncthreads();
     }
-    // LAB-STUB: (void)in, (void)out, (void)n4, (void)bug;
+    // LAB-STUB: (void)in, (void)out, (void)n4;
     // LAB-END
 }
 
@@ -226,9 +225,9 @@ static void part_staged(const Copy* c) {
     const size_t occ1_one = smem_for_one_block_per_sm((const void*)staged_one, THREADS, 0);
     const size_t occ1_batched = smem_for_one_block_per_sm((const void*)staged_batched, THREADS, 0);
     const unsigned sms = (unsigned)sm_count();
-    COPY_PART(c, "staged_one", staged_one<<<full_one, THREADS, 0, c->s>>>(c->src, c->dst, n4, c->bug));
+    COPY_PART(c, "staged_one", staged_one<<<full_one, THREADS, 0, c->s>>>(c->src, c->dst, n4));
     COPY_PART(c, "staged_batched", staged_batched<<<full_batched, THREADS, 0, c->s>>>(c->src, c->dst, n4));
-    COPY_PART(c, "staged_one_occ1", staged_one<<<sms, THREADS, occ1_one, c->s>>>(c->src, c->dst, n4, c->bug));
+    COPY_PART(c, "staged_one_occ1", staged_one<<<sms, THREADS, occ1_one, c->s>>>(c->src, c->dst, n4));
     COPY_PART(c, "staged_batched_occ1",
               staged_batched<<<sms, THREADS, occ1_batched, c->s>>>(c->src, c->dst, n4));
     record_gpu_line(
@@ -312,7 +311,6 @@ static void part_overlap(const Copy* c, float4* d_h2d) {
 // ---------------------------------------------------------------------------
 static const IntOption kOptions[] = {
     {"--mib", "N", "size of every buffer in MiB (device copies and host transfers)", 1, 16384, 1024, 32},
-    {"--bug", "B", "exercise: 1 = staged_one without its first __syncthreads()", 0, 1, 0, 0},
 };
 static void check_arguments(const Cli* cli) {
     char what[32];
@@ -324,22 +322,13 @@ static void check_arguments(const Cli* cli) {
 static const CliSpec kCli = {
     "01_memcpy_baseline: cudaMemcpy, copy kernels and a shared-memory staged copy, each\n"
     "checked bit for bit and timed as a fraction of cudaMemcpy D2D.",
-    CLI_REPS | CLI_SEED, kOptions, 2, check_arguments};
+    CLI_REPS | CLI_SEED, kOptions, 1, check_arguments};
 
 static void print_problem(const Cli* cli, size_t bytes) {
     print_header("01_memcpy_baseline",
                  "what a plain copy costs (cudaMemcpy, LDG/STS, staging, host transfers)");
-    printf("problem: %zu float32 per buffer (%lld MiB), every output checked bit for bit, seed %u%s\n",
-           bytes / sizeof(float), cli->value[0], cli->seed,
-           cli->value[1] ? "; BUG 1: staged_one without its first __syncthreads()" : "");
-}
-
-// What --bug 1 did not show: the barrier is still required.
-static void report_bug(int bug) {
-    if (bug && g_checks_failed == 0)
-        printf(
-            "note   --bug 1: every element still came out right. A race can pass by luck: make sanitize-01 "
-            "(racecheck) reports it every time.\n");
+    printf("problem: %zu float32 per buffer (%lld MiB), every output checked bit for bit, seed %u\n",
+           bytes / sizeof(float), cli->value[0], cli->seed);
 }
 
 int main(int argc, char** argv) {
@@ -358,7 +347,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMalloc((void**)&h2d, bytes));
     cudaStream_t s;  // non-blocking: it must not serialize with the legacy default stream
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    const Copy c = {&cli, s, bytes, src, dst, want, (int)cli.value[1]};
+    const Copy c = {&cli, s, bytes, src, dst, want};
 
     part_host_transfers(&c, src);  // also leaves the checked input in src
     part_memcpy(&c);
@@ -367,7 +356,6 @@ int main(int argc, char** argv) {
     part_gridstride(&c);
     part_staged(&c);
     part_overlap(&c, h2d);
-    report_bug(c.bug);
     CUDA_CHECK(cudaStreamDestroy(s));
     CUDA_CHECK(cudaFree(src));
     CUDA_CHECK(cudaFree(dst));

@@ -61,8 +61,3 @@ sass_absent = {
     "regs_staged": ["LDGSTS*"],
     "regs_prefetch<4>": ["LDGSTS*", "LDL*", "STL*"],  # plain loads; the register stages stay in registers
 }
-bugs = {
-    1: "wait_group STAGES instead of STAGES - 1: tiles read while in flight; every cp.async pipeline check fails",
-    2: "no __syncthreads after the waits in groups: other warps' rows read before they land; "
-       "groups_oldest_first fails, racecheck names the race",
-}

@@ -11,7 +11,7 @@
 // smem_u32/gmem_u64, which every later PTX header uses). SASS: make sass-02.
 // Lesson: 02_cp_async/README.md.
 //
-// Run: make run-02 [ARGS="--stages 3" | "--chunk 16" | "--bug 1" | "--bug 2"],
+// Run: make run-02 [ARGS="--stages 3" | "--chunk 16"],
 //      make check-02, make sanitize-02.
 #include <math.h>
 
@@ -31,7 +31,6 @@ typedef struct {
     const float4* in;
     float4* out;           // poisoned before each check
     const uint32_t* want;  // host: the input, which a copy must reproduce
-    int bug;               // --bug: 1 = wait_group off by one, 2 = no barrier after the waits
 } Copy;
 
 #define COPY_PART(c, name, ...) \
@@ -97,16 +96,16 @@ static void part_staged(const Copy* c) {
 // 16-byte copy per thread). Then row g is consumed after
 // cp.async.wait_group (3 - g): "at most 3 - g of my newest groups may still be
 // pending", i.e. groups 0..g are complete. The __syncthreads() after each wait
-// extends "my copies landed" to "everyone's copies landed"; --bug 2 drops it.
+// extends "my copies landed" to "everyone's copies landed".
 // stamps (block 0, thread 0): clock64 after each wait, from before the issue.
-static __device__ __forceinline__ void consume_row(const float4* tile, float4* out, int row, unsigned partner,
-                                                   int bug) {
-    if (bug != 2) __syncthreads();
+static __device__ __forceinline__ void consume_row(const float4* tile, float4* out, int row,
+                                                   unsigned partner) {
+    __syncthreads();
     out[row * THREADS + partner] = tile[row * THREADS + partner];
 }
 
 __global__ void __launch_bounds__(THREADS)
-    groups(const float4* __restrict__ in, float4* __restrict__ out, int bug, long long* stamps) {
+    groups(const float4* __restrict__ in, float4* __restrict__ out, long long* stamps) {
     __shared__ float4 tile[TILE4];  // [4 groups][THREADS] float4
     const unsigned t = threadIdx.x, partner = t ^ 32;
     const size_t b = blockIdx.x;
@@ -120,16 +119,16 @@ __global__ void __launch_bounds__(THREADS)
     long long when[4];
     cp_async_wait_group<3>();  // group 0 complete; 1, 2, 3 may be in flight
     when[0] = clock64();
-    consume_row(tile, dst, 0, partner, bug);
+    consume_row(tile, dst, 0, partner);
     cp_async_wait_group<2>();  // groups 0, 1 complete
     when[1] = clock64();
-    consume_row(tile, dst, 1, partner, bug);
+    consume_row(tile, dst, 1, partner);
     cp_async_wait_group<1>();  // groups 0..2 complete
     when[2] = clock64();
-    consume_row(tile, dst, 2, partner, bug);
+    consume_row(tile, dst, 2, partner);
     cp_async_wait_group<0>();  // all complete
     when[3] = clock64();
-    consume_row(tile, dst, 3, partner, bug);
+    consume_row(tile, dst, 3, partner);
     if (stamps && b == 0 && t == 0)
         for (int g = 0; g < 4; ++g) stamps[g] = when[g] - t0;
 }
@@ -139,7 +138,7 @@ static void part_groups(const Copy* c) {
     long long stamps[4];
     CUDA_CHECK(cudaMalloc((void**)&d_stamps, sizeof stamps));
     COPY_PART(c, "groups_oldest_first",
-              groups<<<(unsigned)c->ntiles, THREADS, 0, c->s>>>(c->in, c->out, c->bug, d_stamps));
+              groups<<<(unsigned)c->ntiles, THREADS, 0, c->s>>>(c->in, c->out, d_stamps));
     CUDA_CHECK(cudaMemcpyAsync(stamps, d_stamps, sizeof stamps, cudaMemcpyDeviceToHost, c->s));
     CUDA_CHECK(cudaStreamSynchronize(c->s));
     record_time_line(
@@ -268,13 +267,13 @@ __global__ void poly_reference(const float* __restrict__ in, float* __restrict__
 // but the newest STAGES - 1 is complete, and that includes tile i's. A group
 // is committed every time, even when there is no tile left to issue, so "one
 // group per tile" keeps the count right to the end. STAGES = 1 is the
-// single-stage version: issue, wait for everything, compute. --bug 1 waits
-// with wait_group STAGES (one too many pending): tile i may still be in
-// flight when it is read.
+// single-stage version: issue, wait for everything, compute. A wait with
+// wait_group STAGES (one too many pending) would return while tile i may
+// still be in flight.
 template <int STAGES>
 static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float4* __restrict__ in,
                                                       float4* __restrict__ out, size_t first, size_t mine,
-                                                      int degree, int bug) {
+                                                      int degree) {
     const unsigned t = threadIdx.x, partner = t ^ 32;
     for (int s = 0; s < STAGES - 1; ++s) {  // prologue
         if ((size_t)s < mine) {
@@ -296,10 +295,7 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
         }
         // LAB-END
         cp_async_commit_group();
-        if (bug == 1)
-            cp_async_wait_group<STAGES>();
-        else
-            cp_async_wait_group<STAGES - 1>();
+        cp_async_wait_group<STAGES - 1>();
         __syncthreads();  // everyone's part of tile i has landed
         const float4* cur = stage + (i % STAGES) * TILE4;
         float4 v[VEC];
@@ -315,11 +311,10 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
 
 template <int STAGES>
 __global__ void __launch_bounds__(THREADS) pipeline(const float4* __restrict__ in, float4* __restrict__ out,
-                                                    size_t ntiles, size_t chunk, int degree, int bug) {
+                                                    size_t ntiles, size_t chunk, int degree) {
     extern __shared__ float4 stage[];         // [STAGES][VEC][THREADS] float4, 16 KiB per stage
     const size_t first = blockIdx.x * chunk;  // this block's first tile
-    pipeline_tiles<STAGES>(stage, in, out, first, first < ntiles ? min(chunk, ntiles - first) : 0, degree,
-                           bug);
+    pipeline_tiles<STAGES>(stage, in, out, first, first < ntiles ? min(chunk, ntiles - first) : 0, degree);
 }
 
 // Persistent, one block per SM, but scheduled as the hardware schedules short
@@ -333,7 +328,7 @@ __global__ void __launch_bounds__(THREADS) pipeline(const float4* __restrict__ i
 template <int STAGES>
 __global__ void __launch_bounds__(THREADS)
     pipeline_dynamic(const float4* __restrict__ in, float4* __restrict__ out, size_t ntiles, size_t chunk,
-                     int bug, unsigned int* next_unit) {
+                     unsigned int* next_unit) {
     extern __shared__ float4 stage[];
     __shared__ size_t next_first;
     if (threadIdx.x == 0) next_first = (size_t)atomicAdd(next_unit, 1u) * chunk;
@@ -343,7 +338,7 @@ __global__ void __launch_bounds__(THREADS)
         unsigned int ticket = 0;
         if (threadIdx.x == 0) ticket = atomicAdd(next_unit, 1u);  // the unit after this one
         if (first >= ntiles) return;
-        pipeline_tiles<STAGES>(stage, in, out, first, min(chunk, ntiles - first), 0, bug);
+        pipeline_tiles<STAGES>(stage, in, out, first, min(chunk, ntiles - first), 0);
         if (threadIdx.x == 0) next_first = (size_t)ticket * chunk;
         __syncthreads();
     }
@@ -454,7 +449,7 @@ static void pipeline_part(const Copy* c, const Pipelines* p, const char* name, s
     const unsigned grid = (unsigned)((c->ntiles + chunk - 1) / chunk);
     CHECK_AND_TIME(name, c->cli, c->s, c->out, degree ? p->want_poly : c->want, c->bytes / 4, 2.0 * c->bytes,
                    pipeline<STAGES>
-                   <<<grid, THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, chunk, degree, c->bug));
+                   <<<grid, THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, chunk, degree));
 }
 
 // The plain-load baseline of pipeline_part<STAGES>: the same grid, block,
@@ -474,7 +469,7 @@ static void dynamic_part(const Copy* c, const Pipelines* p, const char* name) {
     COPY_PART(c, name, {  // the reset is part of each launch, so it is timed with it
         CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof *counter, c->s));
         pipeline_dynamic<STAGES>
-            <<<sm_count(), THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, p->chunk, c->bug, counter);
+            <<<sm_count(), THREADS, p->smem, c->s>>>(c->in, c->out, c->ntiles, p->chunk, counter);
     });
     CUDA_CHECK(cudaFree(counter));
 }
@@ -588,7 +583,7 @@ static void part_pipelines(const Copy* c, size_t chunk, int degree, int stages) 
 }
 
 // ---------------------------------------------------------------------------
-enum { OPT_MIB, OPT_TAIL, OPT_DEGREE, OPT_STAGES, OPT_CHUNK, OPT_BUG, NUM_OPTS };
+enum { OPT_MIB, OPT_TAIL, OPT_DEGREE, OPT_STAGES, OPT_CHUNK, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
     {"--mib", "N", "size of the input and output buffers in MiB", 1, 16384, 1024, 32},
     {"--tail", "N", "length in floats of the tail part's array (any length)", 1, 1 << 26, 1000003, 1000003},
@@ -596,10 +591,7 @@ static const IntOption kOptions[NUM_OPTS] = {
     {"--stages", "N", "stages of the N-stage pipeline", 3, 4, 4, 4},
     {"--chunk", "T", "16 KiB tiles per block in the copy_*/poly_* kernels (must divide 64 x --mib)", 1, 4096,
      4, 4},
-    {"--bug", "B", "exercise: 1 = wait_group off by one, 2 = no __syncthreads after the waits", 0, 2, 0, 0},
 };
-static const char* const kBugs[3] = {"", "; BUG 1: wait_group off by one",
-                                     "; BUG 2: no __syncthreads after the waits"};
 static void check_arguments(const Cli* cli) {
     const size_t bytes = (size_t)cli->value[OPT_MIB] << 20, ntiles = bytes / (TILE4 * sizeof(float4));
     require_divisor("--chunk", cli->value[OPT_CHUNK], ntiles, "16 KiB tiles of the buffers (64 per MiB)");
@@ -616,16 +608,15 @@ static const CliSpec kCli = {
 int main(int argc, char** argv) {
     const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const size_t bytes = (size_t)cli.value[OPT_MIB] << 20, ntiles = bytes / (TILE4 * sizeof(float4));
-    const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
     require_device_memory("--mib, --tail",
                           2 * bytes + 2 * ((size_t)cli.value[OPT_TAIL] + 64) * sizeof(float));
     print_header("02_cp_async", "asynchronous copies: cp.async, groups, zero-fill, pipelines");
     printf(
         "problem: %zu float32 per buffer (%lld MiB); tail array of %lld floats; polynomial of %lld FMAs per "
-        "element; %lld-stage pipeline, %lld tiles of 16 KiB per block; seed %u%s\n",
+        "element; %lld-stage pipeline, %lld tiles of 16 KiB per block; seed %u\n",
         bytes / sizeof(float), cli.value[OPT_MIB], cli.value[OPT_TAIL], cli.value[OPT_DEGREE],
-        cli.value[OPT_STAGES], cli.value[OPT_CHUNK], cli.seed, kBugs[bug]);
+        cli.value[OPT_STAGES], cli.value[OPT_CHUNK], cli.seed);
 
     float* h_in = (float*)xmalloc(bytes, "the input");
     fill_seeded_floats(h_in, bytes / sizeof(float), cli.seed);
@@ -635,7 +626,7 @@ int main(int argc, char** argv) {
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMemcpyAsync(in, h_in, bytes, cudaMemcpyHostToDevice, s));
-    const Copy c = {&cli, s, bytes, ntiles, in, out, (const uint32_t*)h_in, bug};
+    const Copy c = {&cli, s, bytes, ntiles, in, out, (const uint32_t*)h_in};
     measure_memcpy_reference(out, in, bytes, &cli, s);
     part_staged(&c);
     part_groups(&c);

@@ -47,14 +47,3 @@ sass_count = {
     "sum_ring<true, false>": {"BAR.SYNC[.DEFER_BLOCKING]": 1},
     "sum_ring<false, true>": {"BAR.SYNC[.DEFER_BLOCKING]": 1},
 }
-bugs = {
-    1: "wait on parity 1 for the first phase: returns at once, the box is read before it lands (tiling fails), "
-       "or, where the box landed first, the wait hangs until the bound reports it",
-    2: "expect_tx 16 bytes more than the box: the phase never completes; the bounded wait reports the barrier, "
-       "its line and parity, and tiling fails as hung",
-    3: "the ring's consumers never arrive on empty: the producer's bounded wait names &empty[s] and the parity; "
-       "sum_tma_ring fails as hung",
-    4: "the ring's producer waits on empty[s] for the flipped parity: the first phase, which nobody completes, so "
-       "nothing is loaded; the bounded wait names the first barrier that timed out (the producer's &empty[s] or a "
-       "consumer's &full[s]), and sum_tma_ring fails as hung",
-}

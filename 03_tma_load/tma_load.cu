@@ -12,7 +12,7 @@
 // New since step 02: 03_tma_load/tensor_map.h (host: the map and its rules),
 // 03_tma_load/mbarrier.cuh, 03_tma_load/tma_load.cuh, 03_tma_load/pipeline.cuh
 // (warp roles, setmaxnreg, schedules). Lesson: 03_tma_load/README.md.
-// Run: make run-03 [ARGS="--cols 1001" | "--bug N"], make check-03, make sass-03.
+// Run: make run-03 [ARGS="--cols 1001"], make check-03, make sass-03.
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/pipeline.cuh"
@@ -74,14 +74,13 @@ static uint32_t* expected_grid_boxes(const Matrix* m, uint32_t tiles, uint32_t t
 
 // ---- Part 1: one box per CTA -----------------------------------------------
 // CTA b loads box (b / tiles_x, b % tiles_x) of the matrix and copies it out.
-// bug 1: wait on parity 1 instead of 0. Parity 1 names the phase BEFORE the
-//        first one, which counts as complete: the wait returns at once and the
-//        threads read the box before it has landed.
-// bug 2: arm the barrier with 16 bytes more than the box delivers: the phase
-//        never completes, and the bounded wait reports it and gives up.
+// The wait names parity 0, the barrier's first phase; parity 1 would name the
+// phase BEFORE the first one, which counts as complete, so a wait on it
+// returns at once. The barrier is armed for exactly the bytes the box
+// delivers: one byte more and the phase never completes.
 __global__ void __launch_bounds__(THREADS)
     tile_load(const __grid_constant__ CUtensorMap map, uint32_t box_rows, uint32_t box_cols, uint32_t tiles_x,
-              int bug, uint32_t* out) {
+              uint32_t* out) {
     uint32_t* box = (uint32_t*)tma_smem_base();  // [box_rows][box_cols] uint32, 128-byte aligned
     __shared__ __align__(8) uint64_t bar;
     const uint32_t words = box_rows * box_cols,
@@ -95,20 +94,17 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();  // barrier initialized and box poisoned, for everyone
     if (threadIdx.x == 0) {
-        // LAB-BEGIN: arm the barrier for the box's bytes (bug 2 adds 16), then load the box at (col0, row0) with one TMA load
-        mbar_arrive_expect_tx(&bar, bytes + (bug == 2 ? 16 : 0));
+        // LAB-BEGIN: arm the barrier for the box's bytes, then load the box at (col0, row0) with one TMA load
+        mbar_arrive_expect_tx(&bar, bytes);
         tma_load_2d(box, &map, col0, row0, &bar);  // coordinates: column first, then row
         // LAB-STUB: (void)col0, (void)row0, (void)bytes;
         // LAB-END
     }
-    MBAR_WAIT(&bar, bug == 1 ? 1 : 0);
+    MBAR_WAIT(&bar, 0);
     copy_out(box, words, out + (size_t)blockIdx.x * words);
-    // A block must not exit while a copy into its shared memory is in flight.
-    // Correct code has already waited; with bug 1 this is the real wait.
-    if (bug == 1) MBAR_WAIT(&bar, 0);
 }
 
-static void part_tiling(const Matrix* m, uint32_t box_rows, uint32_t box_cols, int bug, cudaStream_t s) {
+static void part_tiling(const Matrix* m, uint32_t box_rows, uint32_t box_cols, cudaStream_t s) {
     const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, m->dev, m->rows, m->cols,
                                               m->cols * 4, box_rows, box_cols, CU_TENSOR_MAP_SWIZZLE_NONE);
     const CUtensorMap map =
@@ -122,7 +118,7 @@ static void part_tiling(const Matrix* m, uint32_t box_rows, uint32_t box_cols, i
     poison_device(out, tiles * words * 4, s);
     CUDA_CHECK(cudaFuncSetAttribute((const void*)tile_load, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     (int)tma_smem_bytes(MAX_BOX_BYTES)));
-    tile_load<<<tiles, THREADS, tma_smem_bytes(words * 4), s>>>(map, box_rows, box_cols, tiles_x, bug, out);
+    tile_load<<<tiles, THREADS, tma_smem_bytes(words * 4), s>>>(map, box_rows, box_cols, tiles_x, out);
     CHECK_LAUNCH();
     check_device("tiling", out, want, tiles * words, s);
     CUDA_CHECK(cudaFree(out));
@@ -482,12 +478,8 @@ __global__ void __launch_bounds__(THREADS)
 // SETMAXNREG: the producer warpgroup drops to PRODUCER_REGS registers per
 // thread and the consumers rise to CONSUMER_REGS. BULK: each box is loaded
 // as 16 contiguous KiB with cp.async.bulk instead of through the tensor map.
-// bug 3: the consumers never arrive on empty: the producer's wait hangs, and
-//        the bounded wait names &empty[s] and the parity.
-// bug 4: the producer waits on empty[s] for the flipped parity: on its first
-//        pass that is the first phase, which nobody completes, so it never
-//        loads, and the consumers wait on full[s] forever: a hang again.
-// A wait that gives up (bug 3, 4) ends its loop, so no copy is left in flight.
+// A wait that gives up (the bounded wait, mbarrier.cuh) ends its loop, so no
+// copy is left in flight.
 #ifndef RING_STAGES
 #define RING_STAGES 8
 #endif
@@ -503,7 +495,7 @@ __global__ void __launch_bounds__(THREADS)
 template <bool SETMAXNREG, bool BULK>
 __global__ void __launch_bounds__(RING_THREADS, 1)
     sum_ring(const __grid_constant__ CUtensorMap map, const uint32_t* src, uint32_t nboxes,
-             unsigned int* next_unit, int bug, unsigned long long* total) {
+             unsigned int* next_unit, unsigned long long* total) {
     uint32_t* stage = (uint32_t*)tma_smem_base();  // [RING_STAGES][SUM_BOX_ROWS][SUM_COLS] uint32
     __shared__ __align__(8) uint64_t full[RING_STAGES], empty[RING_STAGES];
     __shared__ uint32_t box_of[RING_STAGES];
@@ -523,7 +515,7 @@ __global__ void __launch_bounds__(RING_THREADS, 1)
             Schedule sched = make_schedule(SCHED_DYNAMIC, RING_UNIT, nboxes, next_unit);
             for (uint32_t i = 0;; ++i) {
                 const uint32_t s = i % RING_STAGES, pass = i / RING_STAGES;
-                if (!MBAR_WAIT(&empty[s], (pass & 1) ^ (bug == 4 ? 0u : 1u))) break;  // stage s is free
+                if (!MBAR_WAIT(&empty[s], (pass & 1) ^ 1u)) break;  // stage s is free
                 const uint32_t box = next_box(&sched, i);
                 box_of[s] = box;
                 if (box == nboxes) {  // no more: complete full[s] without a copy
@@ -552,7 +544,7 @@ __global__ void __launch_bounds__(RING_THREADS, 1)
             const uint4 q = v[j];
             sum += (unsigned long long)q.x + q.y + q.z + q.w;
         }
-        if (bug != 3) mbar_arrive(&empty[s]);  // this thread is done with stage s
+        mbar_arrive(&empty[s]);  // this thread is done with stage s
     }
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o);
     if (threadIdx.x % 32 == 0) atomicAdd(total, sum);  // one atomic per consumer warp
@@ -609,23 +601,23 @@ static void sum_tma_part(const Sum* m, const CUtensorMap* map, uint32_t chunk, c
 
 // One launch of the warp-specialized sum: its counter and the total start at 0.
 template <bool SETMAXNREG, bool BULK>
-static void launch_sum_ring(const Sum* m, const CUtensorMap* map, int bug, size_t smem) {
+static void launch_sum_ring(const Sum* m, const CUtensorMap* map, size_t smem) {
     CUDA_CHECK(cudaMemsetAsync(m->total, 0, sizeof *m->total, m->s));
     CUDA_CHECK(cudaMemsetAsync(m->counter, 0, sizeof *m->counter, m->s));
     sum_ring<SETMAXNREG, BULK><<<sm_count(), RING_THREADS, smem, m->s>>>(
-        *map, m->d, (uint32_t)(m->bytes / (SUM_BOX_WORDS * 4)), m->counter, bug, m->total);
+        *map, m->d, (uint32_t)(m->bytes / (SUM_BOX_WORDS * 4)), m->counter, m->total);
     CHECK_LAUNCH();
 }
 
 template <bool SETMAXNREG, bool BULK>
-static void sum_ring_part(const Sum* m, const CUtensorMap* map, int bug, const char* name) {
+static void sum_ring_part(const Sum* m, const CUtensorMap* map, const char* name) {
     const size_t smem = tma_smem_bytes((size_t)RING_STAGES * SUM_BOX_WORDS * 4);
     CUDA_CHECK(cudaFuncSetAttribute((const void*)sum_ring<SETMAXNREG, BULK>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    launch_sum_ring<SETMAXNREG, BULK>(m, map, bug, smem);
+    launch_sum_ring<SETMAXNREG, BULK>(m, map, smem);
     if (!check_value(name, read_total(m), m->want))
         for (Timer t = timer_begin(m->cli, m->s, name, (double)m->bytes); timer_next(&t);)
-            launch_sum_ring<SETMAXNREG, BULK>(m, map, bug, smem);
+            launch_sum_ring<SETMAXNREG, BULK>(m, map, smem);
 }
 
 // The L2 promotion of a tensor map (cuTensorMapEncodeTiled's l2Promotion) is
@@ -640,7 +632,7 @@ static const char* const kPromotionName[] = {"none", "64B", "128B", "256B"};
 // Parts 7-9: the sums (7: plain loads and TMA, 8: the Hopper pipeline) with
 // the maps' default promotion (none, as tensor_spec_2d sets it), then 9: the
 // two tensor-map sums again with each other promotion.
-static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cudaStream_t s) {
+static void part_sums(size_t bytes, uint32_t chunk, const Cli* cli, cudaStream_t s) {
     const size_t words = bytes / 4;
     uint32_t* h = (uint32_t*)xmalloc(bytes, "the sum's buffer");
     for (size_t i = 0; i < words; ++i) h[i] = (uint32_t)i;
@@ -659,9 +651,9 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
     const CUtensorMap map = make_tensor_map(&spec, "the part-7 buffer (--mib)");
     sum_ldg_part(&m);
     sum_tma_part(&m, &map, chunk, "sum_tma_4stage");
-    sum_ring_part<false, false>(&m, &map, bug, "sum_tma_ring");
-    sum_ring_part<true, false>(&m, &map, bug, "sum_tma_ring_setmaxnreg");
-    sum_ring_part<false, true>(&m, &map, bug, "sum_bulk_ring");
+    sum_ring_part<false, false>(&m, &map, "sum_tma_ring");
+    sum_ring_part<true, false>(&m, &map, "sum_tma_ring_setmaxnreg");
+    sum_ring_part<false, true>(&m, &map, "sum_bulk_ring");
     for (int p = 1; p < 4; ++p) {  // part 9: the other promotions (none was measured above)
         char name4[48], ring[48];
         snprintf(name4, sizeof name4, "sum_tma_4stage_l2_%s", kPromotionName[p]);
@@ -669,7 +661,7 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
         spec.l2_promotion = kPromotion[p];
         const CUtensorMap promoted = make_tensor_map(&spec, "the part-9 buffer (--mib)");
         sum_tma_part(&m, &promoted, chunk, name4);
-        sum_ring_part<false, false>(&m, &promoted, bug, ring);
+        sum_ring_part<false, false>(&m, &promoted, ring);
     }
     record_gpu_line(
         "sum_tma: %u boxes of %d x %d uint32 per block, %d stages, %d blocks per SM", chunk, SUM_BOX_ROWS,
@@ -687,7 +679,7 @@ static void part_sums(size_t bytes, uint32_t chunk, int bug, const Cli* cli, cud
 }
 
 // ---------------------------------------------------------------------------
-enum { OPT_ROWS, OPT_COLS, OPT_BOX_ROWS, OPT_BOX_COLS, OPT_BULK, OPT_MIB, OPT_CHUNK, OPT_BUG, NUM_OPTS };
+enum { OPT_ROWS, OPT_COLS, OPT_BOX_ROWS, OPT_BOX_COLS, OPT_BULK, OPT_MIB, OPT_CHUNK, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
     {"--rows", "R", "rows of the part-1/2 matrix (uint32)", 1, 1 << 20, 3000, 3000},
     {"--cols", "C", "columns of the part-1/2 matrix (a row must be a multiple of 16 B)", 1, 1 << 20, 2000,
@@ -697,16 +689,7 @@ static const IntOption kOptions[NUM_OPTS] = {
     {"--bulk-bytes", "B", "bytes per 1D bulk copy in part 4 (must divide 1 MiB)", 16, 65536, 32768, 32768},
     {"--mib", "N", "size of the part-7 sum in MiB", 1, 16384, 1024, 32},
     {"--chunk", "T", "16 KiB boxes per block in sum_tma (must divide 64 x --mib)", 1, 4096, 8, 8},
-    {"--bug", "B",
-     "exercise: 1 = wrong phase parity, 2 = expect_tx 16 bytes too many, 3 = the ring's consumers never free "
-     "a "
-     "stage, 4 = the ring's producer waits on the flipped parity",
-     0, 4, 0, 0},
 };
-static const char* const kBugs[5] = {"", "; BUG 1: wrong phase parity",
-                                     "; BUG 2: expect_tx 16 bytes too many",
-                                     "; BUG 3: the ring's consumers never free a stage",
-                                     "; BUG 4: the ring's producer waits on the flipped parity"};
 // Every rule before the GPU is touched (cudaMalloc's addresses are 256-byte
 // aligned, so an aligned stand-in address is checked), and the host memory.
 static void check_arguments(const Cli* cli) {
@@ -749,7 +732,6 @@ int main(int argc, char** argv) {
     const uint64_t rows = (uint64_t)cli.value[OPT_ROWS], cols = (uint64_t)cli.value[OPT_COLS];
     const uint32_t box_rows = (uint32_t)cli.value[OPT_BOX_ROWS], box_cols = (uint32_t)cli.value[OPT_BOX_COLS];
     const size_t sum_bytes = (size_t)cli.value[OPT_MIB] << 20;
-    const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
     const size_t boxes =
         (rows + box_rows - 1) / box_rows * box_rows * ((cols + box_cols - 1) / box_cols * box_cols);
@@ -761,19 +743,19 @@ int main(int argc, char** argv) {
     printf(
         "problem: parts 1-2 a %llu x %llu uint32 matrix, part-1 boxes of %u x %u; part 4 bulk copies of %lld "
         "B; "
-        "part 7 a sum over %lld MiB%s\n",
+        "part 7 a sum over %lld MiB\n",
         (unsigned long long)rows, (unsigned long long)cols, box_rows, box_cols, cli.value[OPT_BULK],
-        cli.value[OPT_MIB], kBugs[bug]);
+        cli.value[OPT_MIB]);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     const Matrix m = small_matrix(rows, cols, s);  // "small": the part-1 sizes
-    part_tiling(&m, box_rows, box_cols, bug, s);
+    part_tiling(&m, box_rows, box_cols, s);
     part_reuse(&m, s);
     part_out_of_bounds(s);
     part_bulk((uint32_t)cli.value[OPT_BULK], s);
     part_strided(s);
     part_rules(m.dev);
-    part_sums(sum_bytes, (uint32_t)cli.value[OPT_CHUNK], bug, &cli, s);
+    part_sums(sum_bytes, (uint32_t)cli.value[OPT_CHUNK], &cli, s);
     CUDA_CHECK(cudaFree(m.dev));
     CUDA_CHECK(cudaStreamDestroy(s));
     return finish();

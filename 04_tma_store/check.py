@@ -48,7 +48,3 @@ sass_count = {
     # the .read wait in the loop, then one full wait at the end
     "fence_probe": {"DEPBAR.LE SB0, 0x0 + CCTL.IVALL": 1, "DEPBAR.LE SB0, 0x0": 2},
 }
-bugs = {
-    1: "no fence.proxy.async before the TMA stores: the memory model no longer orders the threads' writes "
-       "before the store's read; where the hardware does not expose it, the program says so",
-}

@@ -11,7 +11,7 @@
 // bulk_commit_group, bulk_wait_group<N>, bulk_wait_group_read<N>).
 // SASS: make sass-04. Lesson: 04_tma_store/README.md.
 //
-// Run: make run-04 [ARGS="--bug 1" | "--chunk 16"], make check-04.
+// Run: make run-04 [ARGS="--chunk 16"], make check-04.
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/pipeline.cuh"
@@ -30,12 +30,12 @@
 // After the store, the block reloads what it stored into a re-poisoned box
 // and copies it out: a store that never landed, or a reload that never came,
 // shows.
-// bug 1: skip fence.proxy.async. The barrier still orders the threads, but
-//        not their generic-proxy writes before the async-proxy read: the store
-//        may send the box as it was before the additions.
+// The fence is what orders the threads' generic-proxy writes before the
+// async-proxy read: the barrier alone orders only the threads, and without
+// the fence the store may send the box as it was before the additions.
 __global__ void __launch_bounds__(THREADS)
     add_one(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-            uint32_t tiles_x, int bug, uint32_t* reloaded) {
+            uint32_t tiles_x, uint32_t* reloaded) {
     uint32_t* box = (uint32_t*)tma_smem_base();  // [BOX][BOX] uint32, 128-byte aligned
     __shared__ __align__(8) uint64_t bar;
     const uint32_t bytes = BOX * BOX * 4;
@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(THREADS)
     }
     MBAR_WAIT(&bar, 0);
     for (uint32_t i = threadIdx.x; i < BOX * BOX; i += blockDim.x) box[i] += 1;  // generic-proxy writes
-    if (bug != 1) fence_proxy_async_shared();  // EVERY writing thread, before the barrier
-    __syncthreads();                           // the box is complete; hand it to thread 0
+    fence_proxy_async_shared();  // EVERY writing thread, before the barrier
+    __syncthreads();             // the box is complete; hand it to thread 0
     if (threadIdx.x == 0) {
         tma_store_2d(&out_map, col0, row0, box);  // only the in-bounds part is written
         bulk_commit_group();
@@ -74,7 +74,7 @@ static uint32_t input_word(uint64_t i) {
     return (uint32_t)(i * 2654435761u) >> 1;
 }
 
-static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) {
+static void part_add_one(uint64_t rows, uint64_t cols, cudaStream_t s) {
     const uint64_t pitch = cols + 2 * FRAME, framed_rows = rows + 2 * FRAME, n = rows * cols;
     const size_t framed = framed_rows * pitch;
     const uint32_t tiles_x = (uint32_t)((cols + BOX - 1) / BOX),
@@ -98,7 +98,7 @@ static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) 
     spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, out + FRAME * pitch + FRAME, rows, cols, pitch * 4,
                           BOX, BOX, CU_TENSOR_MAP_SWIZZLE_NONE);
     const CUtensorMap out_map = make_tensor_map(&spec, "the framed output (--cols + 8 guard columns)");
-    add_one<<<tiles, THREADS, tma_smem_bytes(BOX * BOX * 4), s>>>(in_map, out_map, tiles_x, bug, reloaded);
+    add_one<<<tiles, THREADS, tma_smem_bytes(BOX * BOX * 4), s>>>(in_map, out_map, tiles_x, reloaded);
     CHECK_LAUNCH();
     // The reloads: input + 1 inside, the load's zero fill outside, box by box.
     uint32_t* want = (uint32_t*)xmalloc((size_t)tiles * BOX * BOX * 4, "the reloaded boxes");
@@ -139,19 +139,19 @@ static void part_add_one(uint64_t rows, uint64_t cols, int bug, cudaStream_t s) 
 // long way between the last ordinary store and the TMA's read. Here one
 // thread writes a whole 16 KiB buffer with STS.128 and issues the bulk store
 // right after, round after round with new values, in every block: the
-// shortest distance there is. Without the fence (bug 1) nothing orders those
+// shortest distance there is. Without the fence nothing would order those
 // STS before the store's read; the host counts words that left with an older
 // round's value.
 #define PROBE_WORDS 4096
 #define PROBE_ROUNDS 64
 
-__global__ void __launch_bounds__(32) fence_probe(uint32_t* out, int bug) {
+__global__ void __launch_bounds__(32) fence_probe(uint32_t* out) {
     uint4* buf = (uint4*)tma_smem_base();  // [PROBE_WORDS / 4] uint4
     if (threadIdx.x != 0) return;
     for (uint32_t r = 0; r < PROBE_ROUNDS; ++r) {
         const uint32_t v = (blockIdx.x * PROBE_ROUNDS + r) * 2 + 1;  // odd, never poison, new each round
         for (uint32_t i = 0; i < PROBE_WORDS / 4; ++i) buf[i] = make_uint4(v, v, v, v);
-        if (bug != 1) fence_proxy_async_shared();
+        fence_proxy_async_shared();
         bulk_store(out + ((size_t)blockIdx.x * PROBE_ROUNDS + r) * PROBE_WORDS, buf, PROBE_WORDS * 4);
         bulk_commit_group();
         bulk_wait_group_read<0>();  // the store has read buf: the next round may overwrite it
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(32) fence_probe(uint32_t* out, int bug) {
 // check line's word count is part of the expected output on every GPU.
 #define PROBE_BLOCKS 132
 
-static void part_fence_probe(int bug, cudaStream_t s) {
+static void part_fence_probe(cudaStream_t s) {
     const unsigned blocks = PROBE_BLOCKS;
     const size_t words = (size_t)blocks * PROBE_ROUNDS * PROBE_WORDS;
     uint32_t* want = (uint32_t*)xmalloc(words * 4, "the fence probe's expected values");
@@ -171,14 +171,9 @@ static void part_fence_probe(int bug, cudaStream_t s) {
     uint32_t* out = NULL;
     CUDA_CHECK(cudaMalloc((void**)&out, words * 4));
     poison_device(out, words * 4, s);
-    fence_probe<<<blocks, 32, tma_smem_bytes(PROBE_WORDS * 4), s>>>(out, bug);
+    fence_probe<<<blocks, 32, tma_smem_bytes(PROBE_WORDS * 4), s>>>(out);
     CHECK_LAUNCH();
     check_device("fence_probe_one_writer", out, want, words, s);
-    if (bug == 1 && g_checks_failed == 0)
-        printf(
-            "note   --bug 1: without fence.proxy.async every word still arrived right, in add_one and in the "
-            "probe. That the hardware did not expose the race here proves nothing: the memory model does not "
-            "order the two proxies without the fence (the lesson shows the SASS it removes).\n");
     CUDA_CHECK(cudaFree(out));
     free(want);
 }
@@ -467,7 +462,7 @@ static void part_copy(size_t bytes, uint32_t chunk, const Cli* cli, cudaStream_t
 }
 
 // ---------------------------------------------------------------------------
-enum { OPT_ROWS, OPT_COLS, OPT_BULK, OPT_MIB, OPT_CHUNK, OPT_BUG, NUM_OPTS };
+enum { OPT_ROWS, OPT_COLS, OPT_BULK, OPT_MIB, OPT_CHUNK, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
     {"--rows", "R", "rows of the part 1-2 matrix (uint32)", 1, 1 << 20, 3000, 3000},
     {"--cols", "C", "columns of the part 1-2 matrix (a row must be a multiple of 16 B)", 1, 1 << 20, 2000,
@@ -475,7 +470,6 @@ static const IntOption kOptions[NUM_OPTS] = {
     {"--bulk-bytes", "B", "bytes per 1D bulk store in part 4 (must divide 1 MiB)", 16, 65536, 32768, 32768},
     {"--mib", "N", "size of the part-5 copy in MiB", 1, 16384, 1024, 32},
     {"--chunk", "T", "16 KiB boxes per block in copy_tma (must divide 64 x --mib)", 1, 4096, 1, 1},
-    {"--bug", "B", "exercise: 1 = no fence.proxy.async before the stores", 0, 1, 0, 0},
 };
 // Every rule before the GPU is touched, and the host memory.
 static void check_arguments(const Cli* cli) {
@@ -514,7 +508,6 @@ int main(int argc, char** argv) {
     const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint64_t rows = (uint64_t)cli.value[OPT_ROWS], cols = (uint64_t)cli.value[OPT_COLS];
     const size_t copy_bytes = (size_t)cli.value[OPT_MIB] << 20;
-    const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
     const size_t frame = (rows + 2 * FRAME) * (cols + 2 * FRAME), boxes = (rows + BOX) * (cols + BOX);
     require_device_memory("--rows, --cols", (rows * cols + frame + boxes) * 4);
@@ -523,13 +516,13 @@ int main(int argc, char** argv) {
     printf(
         "problem: parts 1-2 a %llu x %llu uint32 matrix in %d x %d boxes inside a %d-element guard frame; "
         "part 4 "
-        "bulk stores of %lld B; part 5 a copy of %lld MiB, %lld boxes of 16 KiB per block%s\n",
+        "bulk stores of %lld B; part 5 a copy of %lld MiB, %lld boxes of 16 KiB per block\n",
         (unsigned long long)rows, (unsigned long long)cols, BOX, BOX, FRAME, cli.value[OPT_BULK],
-        cli.value[OPT_MIB], cli.value[OPT_CHUNK], bug == 1 ? "; BUG 1: no fence.proxy.async" : "");
+        cli.value[OPT_MIB], cli.value[OPT_CHUNK]);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    part_add_one(rows, cols, bug, s);
-    part_fence_probe(bug, s);
+    part_add_one(rows, cols, s);
+    part_fence_probe(s);
     part_bulk_store((uint32_t)cli.value[OPT_BULK], s);
     part_copy(copy_bytes, (uint32_t)cli.value[OPT_CHUNK], &cli, s);
     CUDA_CHECK(cudaStreamDestroy(s));

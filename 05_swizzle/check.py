@@ -23,7 +23,3 @@ profile = {
     },
     "ratios": {"wavefronts_per_lds": ["wavefronts", "lds_instructions"]},
 }
-bugs = {
-    1: "the alignment part indexes each 128B box relative to its buffer, the mistake of a box not aligned "
-       "to the swizzle period: the boxes at offsets 128, 256 and 512 fail, with the elements counted",
-}

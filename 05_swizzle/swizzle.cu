@@ -209,13 +209,13 @@ static void part_layouts(FILE* dump, cudaStream_t s) {
 // The same 128B box at 0, 128, 256 and 512 bytes past a 1024-aligned base:
 // the TMA places it by absolute address bits; indexing relative to the buffer
 // is right only at the aligned offset.
-static void part_alignment(FILE* dump, cudaStream_t s, int bug) {
+static void part_alignment(FILE* dump, cudaStream_t s) {
     for (uint32_t k = 0; k < 4; ++k) {
         const uint32_t offset = k ? 64u << k : 0u;  // 0, 128, 256, 512
         const Layout L = record_layout(SWIZZLE_MODE_128B, 4, offset, BOX_ROWS, 32, BOX_ROWS * 128, s);
         char name[32];
         snprintf(name, sizeof name, "offset_%u_absolute", offset);
-        report_check(name, misplaced(&L, bug == 1, 0), (size_t)L.rows * L.cols);  // bug 1: buffer-relative
+        report_check(name, misplaced(&L, 0, 0), (size_t)L.rows * L.cols);
         printf("note   128B box at offset %4u: buffer-relative indexing misplaces %zu of %u elements\n",
                offset, misplaced(&L, 1, 0), L.rows * L.cols);
         dump_layout(dump, &L, 0);
@@ -409,15 +409,11 @@ static void part_banks(int reps, FILE* dump, cudaStream_t s) {
 }
 
 // ---------------------------------------------------------------------------
-static const IntOption kOptions[] = {
-    {"--bug", "B", "exercise: 1 = the alignment part indexes each box relative to its buffer", 0, 1, 0, 0},
-};
-
 static const CliSpec kCli = {
     "05_swizzle: the TMA swizzle formula checked on every element of every mode and element\n"
     "size, narrow boxes, buffer alignment, and shared-memory bank conflicts.\n"
     "--quick times the bank patterns over 4 sweeps instead of 64.",
-    CLI_DUMP, kOptions, 1, check_arguments};
+    CLI_DUMP, NULL, 0, check_arguments};
 
 int main(int argc, char** argv) {
     const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
@@ -428,8 +424,8 @@ int main(int argc, char** argv) {
     printf(
         "problem: boxes of %d rows of the swizzle span (128 B unswizzled), element sizes 1, 2, 4, 8 B; "
         "narrow "
-        "boxes; a 32 x 32 float tile for the bank patterns%s\n",
-        BOX_ROWS, cli.value[0] ? "; BUG 1: alignment checked with buffer-relative indexing" : "");
+        "boxes; a 32 x 32 float tile for the bank patterns\n",
+        BOX_ROWS);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CUDA_CHECK(
@@ -437,7 +433,7 @@ int main(int argc, char** argv) {
     if (dump) fprintf(dump, "{\n  \"layouts\": [\n");
 
     part_layouts(dump, s);
-    part_alignment(dump, s, (int)cli.value[0]);
+    part_alignment(dump, s);
     if (dump) fprintf(dump, "\n  ],\n  \"narrow_layouts\": [\n");
     part_narrow_boxes(dump, s);
     part_rule();

@@ -75,9 +75,3 @@ profile = {
         "wavefronts_per_sts": ["st_wavefronts", "sts"],
     },
 }
-bugs = {
-    1: "the swizzled boxes indexed as if unswizzled: tma_swizzle and tma_swizzle_batched fail, and the check "
-       "counts the elements that moved (tma_pipelined's boxes are not swizzled)",
-    2: "no fence.proxy.async before the TMA stores: the memory model no longer orders the threads' writes "
-       "before the store's read; where the hardware does not expose it, the program says so",
-}

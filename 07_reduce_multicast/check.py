@@ -128,11 +128,3 @@ profile = {
         "l2_reads_per_sector_delivered": ["l2_read_sectors", "sectors_into_gpcs"],
     },
 }
-bugs = {
-    1: "asks for .min on the f32 split-K map: the host refuses it before any launch (exit 2, naming the type "
-       "table); on the H200 the instruction traps at run time (results/experiments/reduce_min_f32_NVIDIA_H200.txt)",
-    2: "no fence.proxy.async between the threads' writes and the TMA reduce: the reduce may read stale shared "
-       "memory; where the hardware does not expose it, the program says so",
-    3: "every CTA multicasts slice 0 into its own slice's place: the check finds rows that hold another row of B",
-    4: "the receivers (rank > 0) never arm their full barrier: the bounded wait names the barrier and its parity",
-}

@@ -33,14 +33,6 @@ sass_absent = {
     # the single exchange elsewhere is the bounded wait's report)
     "grouped_copy<1>": ["ATOMG.E.EXCH.STRONG.GPU + ATOMG.E.EXCH.STRONG.GPU"],
 }
-bugs = {
-    1: "no fence.proxy.tensormap acquire after a retarget: the TMA keeps using its cached descriptor, and "
-       "grouped_copy and grouped_copy_global copy the wrong group (counted)",
-    2: "the global path without the release fence: grouped_copy_global copies with stale fields (counted)",
-    3: "a pair of maps rewritten while the newest stores through it may still read it (no wait_group.read "
-       "before the retarget, the one wait between those stores and the rewrite); where the hardware does not "
-       "expose it, the program says so",
-}
 profile = {
     "kernel": "grouped_copy and grouped_copy_ldg",
     "ncu_filter": ["--kernel-name", "regex:^grouped_copy"],

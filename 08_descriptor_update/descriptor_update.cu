@@ -12,7 +12,7 @@
 // New since step 07: 08_descriptor_update/tensormap_edit.cuh.
 // SASS: make sass-08. Lesson: 08_descriptor_update/README.md.
 //
-// Run: make run-08 [ARGS="--quick" | "--bug 1"], make check-08.
+// Run: make run-08 [ARGS="--quick"], make check-08.
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/tensor_map.h"
@@ -195,7 +195,6 @@ typedef struct {
     CUtensorMap* ws;             // 4 maps per CTA (2 pairs of source, destination): the workspace
     const CUtensorMap* host_ws;  // PATH_HOST_MAPS: 2 maps per GROUP, written by the host
     int address_only;            // the array case: only the base address changes
-    int bug;
 } GroupedCopy;
 
 // wait_group.read N takes N as an immediate: "all but the newest N bulk
@@ -214,13 +213,12 @@ static __device__ __forceinline__ void wait_stores_read_but(uint32_t later) {
 // Before a pair of maps is overwritten, nothing in flight may still read
 // it: every load through it has completed (its box was waited for before
 // its store), and wait_group.read says every store through it has read it
-// (`later` stores were committed after the last of those). bug 3 skips
-// that wait.
+// (`later` stores were committed after the last of those).
 static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl, const CUtensorMap* dst_tmpl,
                                                      CUtensorMap* edit, CUtensorMap* slots,
                                                      const GroupedCopy* p, const Group* g, uint32_t lane,
                                                      uint32_t later) {
-    if (lane == 0 && p->bug != 3) wait_stores_read_but(later);
+    if (lane == 0) wait_stores_read_but(later);
     if (lane < 8) ((uint4*)&edit[0])[lane] = ((const uint4*)src_tmpl)[lane];
     if (lane >= 8 && lane < 16) ((uint4*)&edit[1])[lane - 8] = ((const uint4*)dst_tmpl)[lane - 8];
     __syncwarp();
@@ -240,7 +238,7 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
     __syncwarp();  // the edits, visible to the whole warp
     tmap_cp_fenceproxy(&slots[0], &edit[0]);
     tmap_cp_fenceproxy(&slots[1], &edit[1]);
-    if (lane == 0 && p->bug != 1) {  // bug 1: no acquire
+    if (lane == 0) {
         tmap_acquire_gpu(&slots[0]);
         tmap_acquire_gpu(&slots[1]);
     }
@@ -248,10 +246,9 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
 
 // The global path: the pair is edited where it is, then released, all by
 // one thread (the one whose writes the release orders). The same wait first.
-// bug 2: no release fence.
 static __device__ __forceinline__ void retarget_global(CUtensorMap* slots, const GroupedCopy* p,
                                                        const Group* g, uint32_t later) {
-    if (p->bug != 3) wait_stores_read_but(later);
+    wait_stores_read_but(later);
     tmap_replace_address_global(&slots[0], p->src + g->offset);
     tmap_replace_address_global(&slots[1], p->dst + g->offset);
     for (int k = 0; k < 2; ++k) {
@@ -259,11 +256,9 @@ static __device__ __forceinline__ void retarget_global(CUtensorMap* slots, const
         tmap_replace_dim_global<1>(&slots[k], g->rows);
         tmap_replace_stride_global<0>(&slots[k], (uint64_t)g->ld * 4);
     }
-    if (p->bug != 2) tmap_release_gpu();
-    if (p->bug != 1) {
-        tmap_acquire_gpu(&slots[0]);
-        tmap_acquire_gpu(&slots[1]);
-    }
+    tmap_release_gpu();
+    tmap_acquire_gpu(&slots[0]);
+    tmap_acquire_gpu(&slots[1]);
 }
 
 // Box i of an item: load and store coordinates in its group.
@@ -643,7 +638,7 @@ static void make_probe(int f, const float* base, TensorMapSpec* spec, Probe* p) 
 // Part 1: for each field, the box through the device-edited map against the
 // box through the host's map; and the template's box at the same place,
 // which must differ (or the check could not fail).
-static void part_fields(cudaStream_t s, int bug) {
+static void part_fields(cudaStream_t s) {
     const size_t words = (size_t)2 * TMPL_LAYERS * TMPL_LAYER_ROWS * TMPL_LD;  // room for the doubled strides
     float *base = NULL, *out = NULL;
     CUtensorMap* slot = NULL;
@@ -675,7 +670,7 @@ static void part_fields(cudaStream_t s, int bug) {
         CHECK_LAUNCH();
         const uint32_t* got = read_back(out, 2 * PROBE_WORDS, s);
         memcpy(want, got + PROBE_WORDS, sizeof want);
-        if (!memcmp(want, tbox, sizeof want) && bug == 0)
+        if (!memcmp(want, tbox, sizeof want))
             die_internal("%s: the host's map loads the same box as the template: this check could not fail",
                          kFieldName[f]);
         check_words(kFieldName[f], got, want, PROBE_WORDS);
@@ -741,7 +736,7 @@ typedef struct {
     unsigned int* counter;
     CUtensorMap *ws, *host_maps, *host_maps_pinned;
     CUtensorMap src_tmpl, dst_tmpl;
-    int grid, bug;
+    int grid;
     size_t smem;
     cudaStream_t s;
 } Copy;
@@ -749,9 +744,9 @@ typedef struct {
 // The source pool holds position-coded words everywhere (groups, padding,
 // gaps), so a box read from a wrong place cannot pass; the destination pool
 // is poisoned before each part, so a write to a wrong place cannot pass.
-static void copy_setup(Copy* c, const GroupSet* gs, int bug, cudaStream_t s) {
+static void copy_setup(Copy* c, const GroupSet* gs, cudaStream_t s) {
     memset(c, 0, sizeof *c);
-    c->gs = gs, c->bug = bug, c->s = s;
+    c->gs = gs, c->s = s;
     const size_t n = gs->pool_words;
     CUDA_CHECK(cudaMalloc(&c->src, n * 4));
     CUDA_CHECK(cudaMalloc(&c->dst, n * 4));
@@ -823,7 +818,7 @@ static GroupedCopy copy_params(const Copy* c, int address_only) {
     memset(&p, 0, sizeof p);
     p.src = c->src, p.dst = c->dst, p.groups = c->groups_dev, p.items = c->items_dev;
     p.nitems = c->gs->nitems, p.counter = c->counter, p.ws = c->ws, p.host_ws = c->host_maps;
-    p.address_only = address_only, p.bug = c->bug;
+    p.address_only = address_only;
     return p;
 }
 
@@ -979,17 +974,13 @@ static void part_cost(const Copy* c) {
 }
 
 // ---------------------------------------------------------------------------
-enum { OPT_GROUPS, OPT_ROWS, OPT_COLS, OPT_BUG, NUM_OPTS };
+enum { OPT_GROUPS, OPT_ROWS, OPT_COLS, NUM_OPTS };
 static const IntOption kOptions[NUM_OPTS] = {
     {"--groups", "G",
      "groups in the grouped copy (each its own shape; cross_cta runs 2 CTAs per group at once)", 2, 192, 64,
      8},
     {"--rows", "R", "largest group's rows (f32)", 2, 8192, 2048, 200},
     {"--cols", "C", "largest group's columns (a multiple of 4)", 4, 8192, 2048, 256},
-    {"--bug", "B",
-     "exercise: 1 = no tensormap acquire, 2 = global path without the release, 3 = a map overwritten while a "
-     "store may still read it",
-     0, 3, 0, 0},
 };
 static void check_arguments(const Cli* cli) {
     const long long cols = cli->value[OPT_COLS], rows = cli->value[OPT_ROWS], groups = cli->value[OPT_GROUPS];
@@ -1011,33 +1002,19 @@ static const CliSpec kCli = {
     "path, a grouped copy, across CTAs, from the host), with the fences that make the TMA see them.",
     CLI_REPS, kOptions, NUM_OPTS, check_arguments};
 
-static void print_problem(const GroupSet* gs, const GroupSet* as, int bug) {
+static void print_problem(const GroupSet* gs, const GroupSet* as) {
     print_header("08_descriptor_update", "tensor maps edited on the device, and their fences");
     printf(
         "problem: %u groups, %llu MiB of elements, %u items of up to %d boxes of 32 x 128 f32; array case %u "
-        "batches of %u x %u%s\n",
+        "batches of %u x %u\n",
         gs->ngroups, (unsigned long long)(gs->data_bytes >> 20), gs->nitems, ITEM_BOXES, as->ngroups,
-        as->groups[0].rows, as->groups[0].cols,
-        bug == 1   ? "; BUG 1: no tensormap acquire"
-        : bug == 2 ? "; BUG 2: global path without the release fence"
-        : bug == 3 ? "; BUG 3: maps overwritten while a store may still read them"
-                   : "");
-}
-
-static void report_bug(int bug) {
-    if (bug && g_checks_failed == 0)
-        printf(
-            "note   --bug %d: every element still came out right. That proves nothing: without the %s the "
-            "PTX memory model does not promise the TMA sees the right map (the lesson shows the SASS it "
-            "removes).\n",
-            bug, bug == 3 ? "wait_group.read before the retarget" : "fence");
+        as->groups[0].rows, as->groups[0].cols);
 }
 
 int main(int argc, char** argv) {
     const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const uint32_t ng = (uint32_t)cli.value[OPT_GROUPS], rows = (uint32_t)cli.value[OPT_ROWS];
     const uint32_t cols = (uint32_t)cli.value[OPT_COLS];
-    const int bug = (int)cli.value[OPT_BUG];
     require_hopper();
     require_cross_cta_fits(ng);
     GroupSet gs, as;
@@ -1047,22 +1024,21 @@ int main(int argc, char** argv) {
     // cudaMemcpy runs at a lower rate and would flatter every fraction.
     const size_t ref_bytes = gs.data_bytes;
     require_device_memory("--groups, --rows, --cols", 8 * (gs.pool_words + as.pool_words) + 2 * ref_bytes);
-    print_problem(&gs, &as, bug);
+    print_problem(&gs, &as);
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     memcpy_reference_of(ref_bytes, &cli, s);
-    part_fields(s, bug);
+    part_fields(s);
     Copy c, a;
-    copy_setup(&c, &gs, bug, s);
+    copy_setup(&c, &gs, s);
     part_grouped(&c, &cli);
     part_cross_cta(&c);
     part_cost(&c);
     copy_free(&c);
-    copy_setup(&a, &as, bug, s);
+    copy_setup(&a, &as, s);
     COPY_PART("array_copy_ldg", &a, &cli, launch_copy(&a, PATH_LDG, 1));
     COPY_PART("array_copy", &a, &cli, launch_copy(&a, PATH_SMEM, 1));
     copy_free(&a);
-    report_bug(bug);
     CUDA_CHECK(cudaStreamDestroy(s));
     return finish();
 }

@@ -7,19 +7,22 @@ For each step, on the GPU this runs on:
   one row per line; rows of the steps run now replace that GPU's earlier rows
   for those steps, other steps' rows stay;
 - its whole output goes to results/runs/<GPU>/<step>.txt, and the output of
-  each `--bug N` that its check.py lists in `bugs` to <step>.bugN.txt, with
+  each planted mistake (NN_topic/bugs/N.diff, applied and built by
+  tools/bugs.py with the flags of build/flags.txt) to <step>.bugN.txt, with
   the exit code on the first line. Lessons quote these runs (tools/results_table.py),
   and the tests check that every recorded run still passes its checker.
 A step that fails (any non-zero exit, 77 included) makes the whole command
-fail, and its old rows are kept rather than replaced by nothing. A --bug run
-may fail: that is what it is for.
+fail, and its old rows are kept rather than replaced by nothing. A planted
+mistake's run may fail: that is what it is for.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -27,6 +30,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import parse_perf, positive_seconds, step_or_exit  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug, perf_csv, read_csv  # noqa: E402
+import bugs  # noqa: E402
 
 COLUMNS = ["step", "name", "ms", "gb_per_s", "pct_of_memcpy", "gpu", "sm", "cuda", "driver", "date"]
 
@@ -64,6 +68,14 @@ def record_run(path: pathlib.Path, args: list[str], code: int, out: str, err: st
                     + "".join(f"# stderr: {ln}\n" for ln in err.splitlines()))
 
 
+def step_link(step: str) -> str:
+    """The libraries a step links (its program's "// link: ..." line), as the Makefile passes them."""
+    program = next((REPO / step).glob("*.cu")).read_text()
+    m = re.search(r"^// link: (.+)$", program, re.M)
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    return f"{m[1]} -Xlinker -rpath={cuda}/lib64" if m else ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="Run every step and record its PERF lines and outputs.")
     ap.add_argument("steps", nargs="+")
@@ -99,14 +111,16 @@ def main() -> int:
             failed.append(step)
             continue
         record_run(run_dir(gpu["gpu"]) / f"{step}.txt", [], code, out, err)
-        for bug in sorted(rules.bugs):
-            args = ["--bug", str(bug)]
+        nvcc = f"{os.environ.get('NVCC', 'nvcc')} {(REPO / a.build / 'flags.txt').read_text().strip()}"
+        for n in sorted(bugs.diff_paths(step)):
             try:
-                bcode, bout, berr = run(binary, args, a.timeout)
-            except subprocess.TimeoutExpired:
-                bcode, bout, berr = 124, "", f"timed out after {a.timeout:.0f} s"
-            record_run(run_dir(gpu["gpu"]) / f"{step}.bug{bug}.txt", args, bcode, bout, berr)
-            print(f"bench {step} --bug {bug}: exit {bcode}")
+                bcode, bout, berr = bugs.run(step, n, nvcc, step_link(step), a.timeout, [])
+            except ValueError as e:  # a diff that no longer applies or builds: the bench fails
+                print(f"bench {step} bugs/{n}.diff: FAIL ({e})")
+                failed.append(f"{step}/bugs/{n}.diff")
+                continue
+            record_run(run_dir(gpu["gpu"]) / f"{step}.bug{n}.txt", [f"bugs/{n}.diff"], bcode, bout, berr)
+            print(f"bench {step} bugs/{n}.diff: exit {bcode}")
         path = perf_csv(gpu["gpu"])
         date = time.strftime("%Y-%m-%d")
         for name, v in perf.items():

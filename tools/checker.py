@@ -13,7 +13,6 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
     sass_absent  {kernel: [SASS opcodes it must NOT contain]}
     sass_count   {kernel: {SASS pattern: how many times exactly}}
     profile      what `make profile-NN` measures with ncu      (tools/ncu_profile.py)
-    bugs         {N: what `--bug N` breaks, and how the program tells}  (tools/bench.py runs each)
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
 is FAIL; then every rule, each failure reported with what was expected.
@@ -39,7 +38,7 @@ from contract import (CHECK_RE, GPU_RE, REFERENCE, REPO, PERF_RE, deterministic_
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
-RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "profile", "bugs"}
+RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "profile"}
 
 
 @dataclasses.dataclass
@@ -54,7 +53,6 @@ class Step:
     sass_absent: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     sass_count: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     profile: dict | None = None
-    bugs: dict[int, str] = dataclasses.field(default_factory=dict)
 
     @property
     def folder(self) -> pathlib.Path:

@@ -24,7 +24,8 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
   the matching lines of a run `make bench` recorded on the H200
   (results/runs/NVIDIA_H200/NN_topic.bug1.txt; "run::REGEX" is the plain run),
   and <!-- file:results/experiments/X.txt:REGEX -->...<!-- /file --> those of
-  any recorded file.
+  any recorded file, and <!-- diff:N -->...<!-- /diff --> the planted
+  mistake NN_topic/bugs/N.diff itself, as a diff block.
 * README.md's example of a passing run:
       <!-- example-output -->...<!-- /example-output -->
   becomes lines of 01_memcpy_baseline/expected_output.txt (a real H200 run).
@@ -44,6 +45,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import load_step  # noqa: E402
 from contract import REFERENCE_GPU, REPO, check_lines, perf_csv, read_csv, step_dirs  # noqa: E402
 from bench import run_dir  # noqa: E402
+import bugs  # noqa: E402
 
 REFERENCE_CSV = perf_csv(REFERENCE_GPU)
 
@@ -137,6 +139,17 @@ def recorded_runs(step_dir: str, text: str) -> str:
     return re.sub(r"<!-- run:(\w*):(.+?) -->.*?<!-- /run -->", block, text, flags=re.S)
 
 
+def planted_diffs(step_dir: str, text: str) -> str:
+    """<!-- diff:N --> -> NN_topic/bugs/N.diff as a diff block: the mistake next to its recorded run."""
+    def block(m: re.Match) -> str:
+        path = REPO / step_dir / "bugs" / f"{m[1]}.diff"
+        body = path.read_text().partition("\n--- a/")
+        diff = ("--- a/" + body[2]).rstrip("\n") if body[1] else f"(no {step_dir}/bugs/{m[1]}.diff)"
+        return f"<!-- diff:{m[1]} -->\n```diff\n{diff}\n```\n<!-- /diff -->"
+
+    return re.sub(r"<!-- diff:(\d+) -->.*?<!-- /diff -->", block, text, flags=re.S)
+
+
 def recorded_files(text: str) -> str:
     """<!-- file:PATH:REGEX --> -> the lines of the repository file PATH that match REGEX."""
     def block(m: re.Match) -> str:
@@ -178,19 +191,20 @@ def example_output() -> str:
 
 
 def bug_table() -> str:
-    """Every step's --bug N: what it breaks (its check.py says) and what the H200 run did."""
-    out = ["", "| step | `--bug` | what it breaks, and how the program tells | H200 run |", "| --- | --- | --- | --- |"]
+    """Every planted mistake (NN_topic/bugs/N.diff): what it breaks (the diff's text) and what the H200 run did."""
+    out = ["", "| step | `make bug-NN N=` | what it breaks, and how the program tells | H200 run |",
+           "| --- | --- | --- | --- |"]
     for step_dir in step_dirs():
-        bugs = load_step(step_dir).bugs
-        if not bugs:
+        texts = bugs.bug_text(step_dir)
+        if not texts:
             out.append(f"| {step_dir} | none | (no bug to plant yet) | |")
-        for n, what in sorted(bugs.items()):
+        for n, what in texts.items():
             path = run_dir(REFERENCE_GPU) / f"{step_dir}.bug{n}.txt"
             result = "not recorded"
             if path.is_file():
                 first = path.read_text().partition("\n")[0]
                 code = first.rsplit("exit ", 1)[-1].strip()
-                result = {"0": "exit 0: hidden on this GPU (the program says so)", "1": "exit 1: caught",
+                result = {"0": "exit 0: hidden on this GPU (a pass that proves nothing)", "1": "exit 1: caught",
                           "2": "exit 2: refused before any launch"}.get(code, f"exit {code}")
             out.append(f"| {step_dir} | {n} | {what} | {result} |")
     return "\n".join(out) + "\n"
@@ -213,7 +227,8 @@ def render() -> dict[pathlib.Path, str]:
             text = replace_between(lesson.read_text(), "<!-- perf-table -->", "<!-- /perf-table -->",
                                    perf_table(step_dir, rows))
             text = inline_values(step_dir, text, rows)
-            files[lesson] = csv_tables(recorded_files(recorded_runs(step_dir, expected_lines(step_dir, text))))
+            text = planted_diffs(step_dir, recorded_runs(step_dir, expected_lines(step_dir, text)))
+            files[lesson] = csv_tables(recorded_files(text))
     return files
 
 

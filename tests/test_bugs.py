@@ -1,0 +1,89 @@
+"""The planted mistakes (NN_topic/bugs/N.diff, tools/bugs.py): the programs carry
+no hook for them, every diff still applies and builds, and each one changes
+the machine code it claims to change, so that no planted mistake is the
+correct program under another name. On a GPU `make bench` records each
+one's run; the lessons quote those runs and the diffs themselves."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import REPO, STEP_DIRS, binary
+import bugs
+from sass import dump_sass, instruction
+
+PLANTED = [(s, n) for s in STEP_DIRS for n in sorted(bugs.diff_paths(s))]
+
+
+def test_every_step_has_planted_mistakes():
+    assert {s for s, _ in PLANTED} == set(STEP_DIRS), PLANTED
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_no_program_carries_a_test_hook(step_dir):
+    for path in [*(REPO / step_dir).glob("*.cu"), *(REPO / step_dir).glob("*.cuh"), *(REPO / step_dir).glob("*.h")]:
+        code = re.sub(r"//.*", "", path.read_text())  # comments may name a rule's mistake
+        assert not re.search(r"\bbug\b|--bug", code), f"{path.relative_to(REPO)} still has a `bug` hook"
+
+
+def sass_of(path):
+    return {k: [instruction(ln) for ln in v] for k, v in dump_sass(path).items()}
+
+
+@pytest.mark.parametrize("step_dir,n", PLANTED, ids=lambda x: str(x))
+def test_the_diff_applies_builds_and_changes_the_program(built, step_dir, n, tmp_path):
+    # The same copy built twice at the same path, before and after the diff:
+    # a diff that changes neither the kernels' SASS nor the host code would
+    # leave the correct program under another name, a mistake that cannot fail.
+    bugs.describe(bugs.diff_paths(step_dir)[n])
+    nvcc = "nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
+    tree = bugs.planted_tree(step_dir, n, tmp_path, plant=False)
+    before = bugs.build(step_dir, tree, nvcc, bench_link(step_dir))
+    sass_before, host_before = sass_of(before), host_text(before)
+    bugs.apply_diff(bugs.diff_paths(step_dir)[n], tree)
+    after = bugs.build(step_dir, tree, nvcc, bench_link(step_dir))
+    assert (sass_of(after), host_text(after)) != (sass_before, host_before), \
+        f"bugs/{n}.diff changes nothing in the program: it cannot fail"
+
+
+def host_text(binary_path):
+    """The host code's bytes (.text): a diff of host code only (a refused option) changes them."""
+    out = binary_path.with_suffix(".text")
+    subprocess.run(["objcopy", "-O", "binary", "--only-section=.text", str(binary_path), str(out)], check=True)
+    return out.read_bytes()
+
+
+def bench_link(step_dir):
+    from bench import step_link
+    return step_link(step_dir)
+
+
+@pytest.mark.parametrize("step_dir,n", PLANTED, ids=lambda x: str(x))
+def test_the_lesson_shows_the_diff_next_to_its_recorded_run(step_dir, n):
+    lesson = (REPO / step_dir / "README.md").read_text()
+    assert f"<!-- diff:{n} -->" in lesson, f"{step_dir}'s lesson does not show bugs/{n}.diff"
+    assert f"make bug-{step_dir[:2]} N={n}" in lesson, f"{step_dir}'s lesson does not say how to run bug {n}"
+    run = REPO / "results" / "runs" / "NVIDIA_H200" / f"{step_dir}.bug{n}.txt"
+    assert run.is_file() and f"bugs/{n}.diff" in run.read_text().partition("\n")[0], \
+        f"no H200 run of {step_dir}/bugs/{n}.diff: record it with make bench"
+
+
+def test_the_tool_lists_and_refuses_clearly(tmp_path):
+    from conftest import run
+    p = run(["python3", "tools/bugs.py", "list", "03_tma_load"])
+    assert p.returncode == 0 and "make bug-03 N=1" in p.stdout
+    p = run(["python3", "tools/bugs.py", "run", "03_tma_load", "99", "--nvcc", "nvcc"])
+    assert p.returncode == 2 and "has no bugs/99.diff" in p.stdout
+
+
+def test_a_diff_that_no_longer_applies_is_an_error(tmp_path, monkeypatch):
+    step, n = PLANTED[0]
+    stale = tmp_path / "1.diff"
+    text = bugs.diff_paths(step)[n].read_text()
+    stale.write_text(re.sub(r"^-(.*)$", r"-\1 /* no such line */", text, count=1, flags=re.M))
+    monkeypatch.setattr(bugs, "diff_paths", lambda s: {1: stale})
+    with pytest.raises(ValueError, match="does not apply"):
+        bugs.planted_tree(step, 1, tmp_path / "tree")
