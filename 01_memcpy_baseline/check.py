@@ -22,7 +22,7 @@ perf_floors = {
     "staged_one_occ1": 0.315,
     "staged_batched_occ1": 0.621,
     "h2d_pageable": 0.0018,
-    "d2h_pageable": 0.0017,
+    "d2h_pageable": 0.0028,
     "h2d_pinned": 0.011,
     "d2h_pinned": 0.011,
     "overlap_serial": 0.456,

@@ -83,7 +83,7 @@ def test_a_diff_that_no_longer_applies_is_an_error(tmp_path, monkeypatch):
     step, n = PLANTED[0]
     stale = tmp_path / "1.diff"
     text = bugs.diff_paths(step)[n].read_text()
-    stale.write_text(re.sub(r"^-(.*)$", r"-\1 /* no such line */", text, count=1, flags=re.M))
+    stale.write_text(re.sub(r"^-(?!--)(.*)$", r"-\1 /* no such line */", text, count=1, flags=re.M))
     monkeypatch.setattr(bugs, "diff_paths", lambda s: {1: stale})
     with pytest.raises(ValueError, match="does not apply"):
         bugs.planted_tree(step, 1, tmp_path / "tree")

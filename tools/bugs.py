@@ -68,7 +68,8 @@ def apply_diff(diff: pathlib.Path, tree: pathlib.Path) -> None:
     p = subprocess.run(["git", "apply", "--whitespace=nowarn", str(diff)], cwd=tree, capture_output=True,
                        text=True, env={"GIT_CEILING_DIRECTORIES": str(tree.parent), "PATH": "/usr/bin:/bin"})
     if p.returncode != 0:
-        raise ValueError(f"{diff.relative_to(REPO)} does not apply: {p.stderr.strip()}")
+        name = diff.relative_to(REPO) if diff.is_relative_to(REPO) else diff
+        raise ValueError(f"{name} does not apply: {p.stderr.strip()}")
 
 
 def planted_tree(step: str, n: int, root: pathlib.Path, plant: bool = True) -> pathlib.Path:
