@@ -105,6 +105,21 @@ endef
 $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
 -include $(wildcard $(BUILD)/*.d)
 
+# The experiments behind the lessons (results/experiments/*.cu, not steps):
+# each built into build/experiments/<name> with the steps' flags and headers,
+# its own "// link: ..." line, a dependency list and a log, like a step.
+EXP_SRCS := $(wildcard results/experiments/*.cu)
+EXP_BINS := $(patsubst results/experiments/%.cu,$(BUILD)/experiments/%,$(EXP_SRCS))
+file_link = $(if $(shell sed -n 's|^// link: ||p' $(1)),$(shell sed -n 's|^// link: ||p' $(1)) -Xlinker -rpath=$(CUDA_HOME)/lib64)
+.PHONY: experiments
+experiments: $(EXP_BINS)
+$(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	@echo "$(NVCC) $(ALL_FLAGS) $< -o $@ $(call file_link,$<)  (log: $@.log)"
+	@$(NVCC) $(ALL_FLAGS) -MD -MF $@.d $< -o $@ $(call file_link,$<) > $@.log 2>&1 || { cat $@.log; echo "build of $@ failed"; exit 1; }
+	@grep -i "warning" $@.log || true
+-include $(wildcard $(BUILD)/experiments/*.d)
+
 # Aggregates run every step, report each, and fail at the end if any step
 # failed or was skipped (exit 77 is never a pass).
 check: all
@@ -174,6 +189,7 @@ help:
 	@echo "  make sanitize        every sanitize-NN"
 	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
 	@echo "  make results-table   regenerate the result tables in README.md and the lessons from results/"
+	@echo "  make experiments     build every results/experiments/*.cu into $(BUILD)/experiments/ (steps' flags)"
 	@echo "  make venv            create $(VENV) and install requirements.txt"
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"

@@ -130,6 +130,95 @@ __global__ void __launch_bounds__(RT_THREADS) reduce_ops_bulk(uint32_t* out, uin
     }
 }
 
+// ---- Parts 1 and 2 (host): the reference and the launches ------------------
+// What the output holds before the contributors: hashes for add and xor;
+// for min, max, and, or the identity of the op (all ones or zero), so an
+// element that no contributor reached still shows; a count in 0..19 for inc
+// and dec (above some bounds b, so the first step wraps there).
+static uint32_t op_init(ReduceOp op, uint32_t seed, uint32_t i) {
+    switch (op) {
+    case RED_MIN:
+    case RED_AND:
+        return 0xFFFFFFFFu;
+    case RED_MAX:
+    case RED_OR:
+        return 0;
+    case RED_INC:
+    case RED_DEC:
+        return partial_word(seed, 0xFFFEu, i) % 20;
+    default:
+        return seeded_word(seed, i);
+    }
+}
+
+// One reduction step as the PTX ISA defines it for .u32 / .b32.
+static uint32_t apply_op(ReduceOp op, uint32_t x, uint32_t v) {
+    switch (op) {
+    case RED_ADD:
+        return x + v;
+    case RED_MIN:
+        return v < x ? v : x;
+    case RED_MAX:
+        return v > x ? v : x;
+    case RED_INC:
+        return x >= v ? 0 : x + 1;
+    case RED_DEC:
+        return x == 0 || x > v ? v : x - 1;
+    case RED_AND:
+        return x & v;
+    case RED_OR:
+        return x | v;
+    default:
+        return x ^ v;
+    }
+}
+
+typedef void (*OpsTensorKernel)(CUtensorMap, uint32_t);
+typedef void (*OpsBulkKernel)(uint32_t*, uint32_t);
+static const OpsTensorKernel kOpsTensor[NUM_REDUCE_OPS] = {
+    reduce_ops_tensor<RED_ADD>, reduce_ops_tensor<RED_MIN>, reduce_ops_tensor<RED_MAX>,
+    reduce_ops_tensor<RED_INC>, reduce_ops_tensor<RED_DEC>, reduce_ops_tensor<RED_AND>,
+    reduce_ops_tensor<RED_OR>,  reduce_ops_tensor<RED_XOR>};
+static const OpsBulkKernel kOpsBulk[NUM_REDUCE_OPS] = {
+    reduce_ops_bulk<RED_ADD>, reduce_ops_bulk<RED_MIN>, reduce_ops_bulk<RED_MAX>, reduce_ops_bulk<RED_INC>,
+    reduce_ops_bulk<RED_DEC>, reduce_ops_bulk<RED_AND>, reduce_ops_bulk<RED_OR>,  reduce_ops_bulk<RED_XOR>};
+
+// Parts 1 and 2: every op in both forms on a 256 x 256 u32 output, OPS_K
+// contributors per tile, each result compared word for word.
+static void part_reduce_ops(uint32_t seed, cudaStream_t s) {
+    const size_t n = (size_t)OPS_ROWS * OPS_COLS;
+    uint32_t* out = NULL;
+    CUDA_CHECK(cudaMalloc(&out, n * 4));
+    uint32_t* init = (uint32_t*)xmalloc(n * 4, "the reduce_ops input");
+    uint32_t* want = (uint32_t*)xmalloc(n * 4, "the reduce_ops reference");
+    const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, out, OPS_ROWS, OPS_COLS,
+                                              OPS_COLS * 4, RT_ROWS, RT_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
+    const CUtensorMap map = make_tensor_map(&spec, "the reduce_ops output");
+    const dim3 grid((unsigned)(n / RT_ELEMS), OPS_K);
+    for (int form = 0; form < 2; ++form)
+        for (int o = 0; o < NUM_REDUCE_OPS; ++o) {
+            const ReduceOp op = (ReduceOp)o;
+            char msg[256], name[32];
+            if (reduce_rule_broken(op, spec.dtype, msg, sizeof msg)) die_internal("%s", msg);
+            for (uint32_t i = 0; i < n; ++i) {
+                init[i] = want[i] = op_init(op, seed, i);
+                for (uint32_t k = 0; k < OPS_K; ++k)
+                    want[i] = apply_op(op, want[i], op_source(op, seed, k, i));
+            }
+            CUDA_CHECK(cudaMemcpyAsync(out, init, n * 4, cudaMemcpyHostToDevice, s));
+            snprintf(name, sizeof name, "%s_%s_u32", form ? "bulk" : "tensor", kReduceOpName[op]);
+            if (form)
+                kOpsBulk[op]<<<grid, RT_THREADS, 0, s>>>(out, seed);
+            else
+                kOpsTensor[op]<<<grid, RT_THREADS, 0, s>>>(map, seed);
+            CHECK_LAUNCH();
+            check_device(name, out, want, n, s);
+        }
+    free(init);
+    free(want);
+    CUDA_CHECK(cudaFree(out));
+}
+
 // ---- Part 3: split-K, f32 ----------------------------------------------------
 // The output is rows x cols f32 in 64 x 64 tiles; each tile gets `k_per_tile`
 // partial tiles, one per contributor, as the K slices of a split-K GEMM
@@ -264,249 +353,7 @@ __global__ void __launch_bounds__(RT_THREADS) splitk_atomic_add_strided(SplitK p
         }
 }
 
-// ===========================================================================
-// Part B: clusters
-// ===========================================================================
-// ---- Part 4: broadcast ------------------------------------------------------
-// Every CTA needs ALL of a matrix B of `tiles` tiles of 64 x 64 u32, as
-// every CTA of one column of a GEMM's C reads all of that column's panel of
-// B (the operand shared along one axis; along the other it is A's row
-// panel). B stays in L2 and every CTA reads it from there. What a CTA does with
-// a tile is small (a checksum per row), so the time is the time to deliver B.
-// Warp 0's elected lane is the producer: BC_STAGES stages of one tile each.
-// Warps 1-4 consume: each row's sum of (2c + 1) * B[row][c] (mod 2^32),
-// written out per (CTA, tile, row), so the check can tell which row of B a
-// CTA really got.
-// With .multicast::cluster, a tile is split into S slices of 64 / S rows
-// (S = the cluster size); CTA rank r loads slice r once, for all S CTAs:
-// - every CTA arms its OWN full barrier for the WHOLE tile (expect_tx 16 KiB),
-//   since every slice lands in every CTA and completes on its barrier;
-// - a stage may be refilled only when ALL S CTAs have consumed it: each
-//   consumer warp arrives on the empty barrier of every CTA of the cluster
-//   (count 4 x S), and a producer waits for its own;
-// - the inits are published to the cluster (fence.mbarrier_init +
-//   barrier.cluster) before any CTA issues, and a last barrier.cluster keeps
-//   every CTA alive until no peer can still write into it or arrive on it.
-// Without multicast (S = 1 for the protocol) each CTA loads every tile itself.
-// Order: with stagger 0 every CTA reads tile 0, 1, 2, ... at about the same
-// time; with stagger d, the CTAs of cluster q (of CTA c without multicast)
-// start at tile q * d and wrap around, so different clusters read different
-// tiles at any moment, as CTAs that drift apart would.
-#define BT_ROWS 64
-#define BT_COLS 64
-#define BT_BYTES (BT_ROWS * BT_COLS * 4)
-#define BC_STAGES 8
-#define BC_CONSUMER_WARPS 4
-#define BC_THREADS (32 + 32 * BC_CONSUMER_WARPS)
-#define MAX_CLUSTER 16
-
-template <bool MULTICAST>
-__global__ void __launch_bounds__(BC_THREADS, 1)
-    broadcast(const __grid_constant__ CUtensorMap map, uint32_t* sums, uint32_t tiles, uint32_t stagger) {
-    __shared__ uint64_t full[BC_STAGES], empty[BC_STAGES];
-    uint32_t* stages = (uint32_t*)tma_smem_base<128>();  // [BC_STAGES][64][64] u32
-    const uint32_t S = MULTICAST ? cluster_nctarank() : 1, rank = MULTICAST ? cluster_ctarank() : 0;
-    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const uint32_t first = blockIdx.x / S * stagger % tiles;  // the tile this CTA (and its cluster) starts at
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < BC_STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], BC_CONSUMER_WARPS * S);
-        }
-        mbar_fence_init();  // release the inits to the cluster ...
-    }
-    cluster_sync();  // ... which acquires them before any CTA issues into, or arrives on, a peer
-    if (warp == 0) {
-        if (elect_one_sync()) {
-            const uint32_t slice_rows = BT_ROWS / S, slice = rank;
-            for (uint32_t t = 0; t < tiles; ++t) {
-                const uint32_t s = t % BC_STAGES;
-                if (t >= BC_STAGES && !MBAR_WAIT_CLUSTER(&empty[s], (t / BC_STAGES - 1) & 1)) break;
-                mbar_arrive_expect_tx(&full[s], BT_BYTES);  // all S slices
-                const uint32_t row0 = (first + t) % tiles * BT_ROWS;
-                uint32_t* dst = stages + s * BT_ROWS * BT_COLS + rank * slice_rows * BT_COLS;
-                // LAB-BEGIN: load this CTA's part of tile t: with MULTICAST, slice `slice` (slice_rows rows) into dst for every CTA of the cluster (the ctaMask); without, the whole tile into dst
-                if (MULTICAST)
-                    tma_load_2d_multicast(dst, &map, 0, (int32_t)(row0 + slice * slice_rows), &full[s],
-                                          (uint16_t)((1u << S) - 1));
-                else
-                    tma_load_2d(dst, &map, 0, (int32_t)row0, &full[s]);
-                // LAB-STUB: (void)dst, (void)row0, (void)slice;
-                // LAB-END
-            }
-        }
-        __syncwarp();
-    } else {
-        // Consumer thread c (0..127) sums half a row: row c / 2, columns
-        // 32 h .. 32 h + 31 (h = c % 2), as 8 chunks of 16 bytes taken in a
-        // rotated order, so that the 8 threads of a quarter warp (4 rows, 2
-        // halves) always read 8 different bank groups: no conflicts.
-        const uint32_t c = threadIdx.x - 32, row = c / 2, h = c % 2;
-        for (uint32_t t = 0; t < tiles; ++t) {
-            const uint32_t s = t % BC_STAGES;
-            if (!MBAR_WAIT(&full[s], (t / BC_STAGES) & 1)) break;
-            const uint32_t* tile = stages + s * BT_ROWS * BT_COLS;
-            uint32_t sum = 0;
-#pragma unroll
-            for (uint32_t j = 0; j < 8; ++j) {
-                const uint32_t col = (h * 8 + (j + row + 4 * h) % 8) * 4;
-                const uint4 v = *(const uint4*)&tile[row * BT_COLS + col];
-                sum += v.x * (2 * col + 1) + v.y * (2 * col + 3) + v.z * (2 * col + 5) + v.w * (2 * col + 7);
-            }
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);  // the other half of the row
-            if (h == 0) sums[((size_t)blockIdx.x * tiles + (first + t) % tiles) * BT_ROWS + row] = sum;
-            __syncwarp();  // the whole warp has read the stage
-            if (MULTICAST) {
-                if (lane < S) mbar_arrive_remote(&empty[s], lane);  // one arrival on each CTA's barrier
-            } else if (lane == 0) {
-                mbar_arrive(&empty[s]);
-            }
-        }
-        __syncwarp();  // a bounded wait that gave up may leave the lanes apart; .aligned needs them together
-    }
-    // No CTA leaves while a peer may still write into it or arrive on it.
-    // barrier.cluster does not wait for asynchronous copies; what makes this
-    // safe is that every consumer waited for its last full stage (every
-    // multicast into this CTA has landed) before arriving here.
-    cluster_sync();
-}
-
-// ---- Part 5: distributed shared memory -------------------------------------
-// __cluster_dims__ fixes the cluster size at compile time (a plain <<<>>>
-// launch then makes clusters of 4): the alternative to the launch attribute.
-// Each CTA fills a buffer and copies it into the NEXT rank's shared memory
-// with one bulk copy, which completes on the RECEIVER's barrier; the receiver
-// arms it for the bytes after the start-up cluster barrier, possibly after
-// they landed (the transaction count may go negative for a while). The
-// sender learns nothing from the copy itself, so
-// the last cluster barrier is what keeps its source alive until every
-// receiver has its data.
-#define DS_CLUSTER 4
-#define DS_WORDS 4096
-#define DS_CTAS 64
-
-static __host__ __device__ __forceinline__ uint32_t dsmem_word(uint32_t seed, uint32_t cta, uint32_t i) {
-    return partial_word(seed ^ 0x5EEDu, cta, i) & 0x7FFFFFFFu;  // never the poison word
-}
-
-__global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
-    dsmem_ring(uint32_t* out, uint32_t seed) {
-    __shared__ alignas(128) uint32_t send[DS_WORDS], recv[DS_WORDS];
-    __shared__ uint64_t bar;
-    const uint32_t rank = cluster_ctarank(), S = cluster_nctarank();
-    for (uint32_t i = threadIdx.x; i < DS_WORDS; i += RT_THREADS) {
-        send[i] = dsmem_word(seed, blockIdx.x, i);
-        recv[i] = POISON_WORD;
-    }
-    fence_proxy_async_shared();  // send is read, recv written, by the async proxy
-    if (threadIdx.x == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    cluster_sync();  // inits and poison visible to the cluster before any copy
-    if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(&bar, DS_WORDS * 4);  // what the previous rank will send here
-        bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, (rank + 1) % S);
-    }
-    MBAR_WAIT(&bar, 0);
-    for (uint32_t i = threadIdx.x; i < DS_WORDS; i += RT_THREADS)
-        out[(size_t)blockIdx.x * DS_WORDS + i] = recv[i];
-    cluster_sync();  // every receiver has its data: the senders' buffers may go
-}
-
-// ===========================================================================
-// Host side
-// ===========================================================================
-// ---- Parts 1 and 2: the reference and the launches -------------------------
-// What the output holds before the contributors: hashes for add and xor;
-// for min, max, and, or the identity of the op (all ones or zero), so an
-// element that no contributor reached still shows; a count in 0..19 for inc
-// and dec (above some bounds b, so the first step wraps there).
-static uint32_t op_init(ReduceOp op, uint32_t seed, uint32_t i) {
-    switch (op) {
-    case RED_MIN:
-    case RED_AND:
-        return 0xFFFFFFFFu;
-    case RED_MAX:
-    case RED_OR:
-        return 0;
-    case RED_INC:
-    case RED_DEC:
-        return partial_word(seed, 0xFFFEu, i) % 20;
-    default:
-        return seeded_word(seed, i);
-    }
-}
-
-// One reduction step as the PTX ISA defines it for .u32 / .b32.
-static uint32_t apply_op(ReduceOp op, uint32_t x, uint32_t v) {
-    switch (op) {
-    case RED_ADD:
-        return x + v;
-    case RED_MIN:
-        return v < x ? v : x;
-    case RED_MAX:
-        return v > x ? v : x;
-    case RED_INC:
-        return x >= v ? 0 : x + 1;
-    case RED_DEC:
-        return x == 0 || x > v ? v : x - 1;
-    case RED_AND:
-        return x & v;
-    case RED_OR:
-        return x | v;
-    default:
-        return x ^ v;
-    }
-}
-
-typedef void (*OpsTensorKernel)(CUtensorMap, uint32_t);
-typedef void (*OpsBulkKernel)(uint32_t*, uint32_t);
-static const OpsTensorKernel kOpsTensor[NUM_REDUCE_OPS] = {
-    reduce_ops_tensor<RED_ADD>, reduce_ops_tensor<RED_MIN>, reduce_ops_tensor<RED_MAX>,
-    reduce_ops_tensor<RED_INC>, reduce_ops_tensor<RED_DEC>, reduce_ops_tensor<RED_AND>,
-    reduce_ops_tensor<RED_OR>,  reduce_ops_tensor<RED_XOR>};
-static const OpsBulkKernel kOpsBulk[NUM_REDUCE_OPS] = {
-    reduce_ops_bulk<RED_ADD>, reduce_ops_bulk<RED_MIN>, reduce_ops_bulk<RED_MAX>, reduce_ops_bulk<RED_INC>,
-    reduce_ops_bulk<RED_DEC>, reduce_ops_bulk<RED_AND>, reduce_ops_bulk<RED_OR>,  reduce_ops_bulk<RED_XOR>};
-
-// Parts 1 and 2: every op in both forms on a 256 x 256 u32 output, OPS_K
-// contributors per tile, each result compared word for word.
-static void part_reduce_ops(uint32_t seed, cudaStream_t s) {
-    const size_t n = (size_t)OPS_ROWS * OPS_COLS;
-    uint32_t* out = NULL;
-    CUDA_CHECK(cudaMalloc(&out, n * 4));
-    uint32_t* init = (uint32_t*)xmalloc(n * 4, "the reduce_ops input");
-    uint32_t* want = (uint32_t*)xmalloc(n * 4, "the reduce_ops reference");
-    const TensorMapSpec spec = tensor_spec_2d(CU_TENSOR_MAP_DATA_TYPE_UINT32, out, OPS_ROWS, OPS_COLS,
-                                              OPS_COLS * 4, RT_ROWS, RT_COLS, CU_TENSOR_MAP_SWIZZLE_NONE);
-    const CUtensorMap map = make_tensor_map(&spec, "the reduce_ops output");
-    const dim3 grid((unsigned)(n / RT_ELEMS), OPS_K);
-    for (int form = 0; form < 2; ++form)
-        for (int o = 0; o < NUM_REDUCE_OPS; ++o) {
-            const ReduceOp op = (ReduceOp)o;
-            char msg[256], name[32];
-            if (reduce_rule_broken(op, spec.dtype, msg, sizeof msg)) die_internal("%s", msg);
-            for (uint32_t i = 0; i < n; ++i) {
-                init[i] = want[i] = op_init(op, seed, i);
-                for (uint32_t k = 0; k < OPS_K; ++k)
-                    want[i] = apply_op(op, want[i], op_source(op, seed, k, i));
-            }
-            CUDA_CHECK(cudaMemcpyAsync(out, init, n * 4, cudaMemcpyHostToDevice, s));
-            snprintf(name, sizeof name, "%s_%s_u32", form ? "bulk" : "tensor", kReduceOpName[op]);
-            if (form)
-                kOpsBulk[op]<<<grid, RT_THREADS, 0, s>>>(out, seed);
-            else
-                kOpsTensor[op]<<<grid, RT_THREADS, 0, s>>>(map, seed);
-            CHECK_LAUNCH();
-            check_device(name, out, want, n, s);
-        }
-    free(init);
-    free(want);
-    CUDA_CHECK(cudaFree(out));
-}
-
-// ---- Part 3: split-K -------------------------------------------------------
+// ---- Part 3 (host): the exact reference, the bound, the runs ---------------
 #define SPLITK_RUNS 4
 static const uint32_t kContributors[SPLITK_RUNS] = {1, 4, 16, 64};
 enum { SK_TMA_REDUCE, SK_ATOMIC_ADD, SK_RED_V4, SK_LOAD_ADD_STORE, SK_ATOMIC_ADD_STRIDED, SK_METHODS };
@@ -652,7 +499,114 @@ static void part_split_k(uint32_t rows, uint32_t cols, uint32_t seed, const Cli*
     CUDA_CHECK(cudaFree(r.init_dev));
 }
 
-// ---- Part 4: broadcast -----------------------------------------------------
+// ===========================================================================
+// Part B: clusters
+// ===========================================================================
+// ---- Part 4: broadcast ------------------------------------------------------
+// Every CTA needs ALL of a matrix B of `tiles` tiles of 64 x 64 u32, as
+// every CTA of one column of a GEMM's C reads all of that column's panel of
+// B (the operand shared along one axis; along the other it is A's row
+// panel). B stays in L2 and every CTA reads it from there. What a CTA does with
+// a tile is small (a checksum per row), so the time is the time to deliver B.
+// Warp 0's elected lane is the producer: BC_STAGES stages of one tile each.
+// Warps 1-4 consume: each row's sum of (2c + 1) * B[row][c] (mod 2^32),
+// written out per (CTA, tile, row), so the check can tell which row of B a
+// CTA really got.
+// With .multicast::cluster, a tile is split into S slices of 64 / S rows
+// (S = the cluster size); CTA rank r loads slice r once, for all S CTAs:
+// - every CTA arms its OWN full barrier for the WHOLE tile (expect_tx 16 KiB),
+//   since every slice lands in every CTA and completes on its barrier;
+// - a stage may be refilled only when ALL S CTAs have consumed it: each
+//   consumer warp arrives on the empty barrier of every CTA of the cluster
+//   (count 4 x S), and a producer waits for its own;
+// - the inits are published to the cluster (fence.mbarrier_init +
+//   barrier.cluster) before any CTA issues, and a last barrier.cluster keeps
+//   every CTA alive until no peer can still write into it or arrive on it.
+// Without multicast (S = 1 for the protocol) each CTA loads every tile itself.
+// Order: with stagger 0 every CTA reads tile 0, 1, 2, ... at about the same
+// time; with stagger d, the CTAs of cluster q (of CTA c without multicast)
+// start at tile q * d and wrap around, so different clusters read different
+// tiles at any moment, as CTAs that drift apart would.
+#define BT_ROWS 64
+#define BT_COLS 64
+#define BT_BYTES (BT_ROWS * BT_COLS * 4)
+#define BC_STAGES 8
+#define BC_CONSUMER_WARPS 4
+#define BC_THREADS (32 + 32 * BC_CONSUMER_WARPS)
+#define MAX_CLUSTER 16
+
+template <bool MULTICAST>
+__global__ void __launch_bounds__(BC_THREADS, 1)
+    broadcast(const __grid_constant__ CUtensorMap map, uint32_t* sums, uint32_t tiles, uint32_t stagger) {
+    __shared__ uint64_t full[BC_STAGES], empty[BC_STAGES];
+    uint32_t* stages = (uint32_t*)tma_smem_base<128>();  // [BC_STAGES][64][64] u32
+    const uint32_t S = MULTICAST ? cluster_nctarank() : 1, rank = MULTICAST ? cluster_ctarank() : 0;
+    const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t first = blockIdx.x / S * stagger % tiles;  // the tile this CTA (and its cluster) starts at
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < BC_STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], BC_CONSUMER_WARPS * S);
+        }
+        mbar_fence_init();  // release the inits to the cluster ...
+    }
+    cluster_sync();  // ... which acquires them before any CTA issues into, or arrives on, a peer
+    if (warp == 0) {
+        if (elect_one_sync()) {
+            const uint32_t slice_rows = BT_ROWS / S, slice = rank;
+            for (uint32_t t = 0; t < tiles; ++t) {
+                const uint32_t s = t % BC_STAGES;
+                if (t >= BC_STAGES && !MBAR_WAIT_CLUSTER(&empty[s], (t / BC_STAGES - 1) & 1)) break;
+                mbar_arrive_expect_tx(&full[s], BT_BYTES);  // all S slices
+                const uint32_t row0 = (first + t) % tiles * BT_ROWS;
+                uint32_t* dst = stages + s * BT_ROWS * BT_COLS + rank * slice_rows * BT_COLS;
+                // LAB-BEGIN: load this CTA's part of tile t: with MULTICAST, slice `slice` (slice_rows rows) into dst for every CTA of the cluster (the ctaMask); without, the whole tile into dst
+                if (MULTICAST)
+                    tma_load_2d_multicast(dst, &map, 0, (int32_t)(row0 + slice * slice_rows), &full[s],
+                                          (uint16_t)((1u << S) - 1));
+                else
+                    tma_load_2d(dst, &map, 0, (int32_t)row0, &full[s]);
+                // LAB-STUB: (void)dst, (void)row0, (void)slice;
+                // LAB-END
+            }
+        }
+        __syncwarp();
+    } else {
+        // Consumer thread c (0..127) sums half a row: row c / 2, columns
+        // 32 h .. 32 h + 31 (h = c % 2), as 8 chunks of 16 bytes taken in a
+        // rotated order, so that the 8 threads of a quarter warp (4 rows, 2
+        // halves) always read 8 different bank groups: no conflicts.
+        const uint32_t c = threadIdx.x - 32, row = c / 2, h = c % 2;
+        for (uint32_t t = 0; t < tiles; ++t) {
+            const uint32_t s = t % BC_STAGES;
+            if (!MBAR_WAIT(&full[s], (t / BC_STAGES) & 1)) break;
+            const uint32_t* tile = stages + s * BT_ROWS * BT_COLS;
+            uint32_t sum = 0;
+#pragma unroll
+            for (uint32_t j = 0; j < 8; ++j) {
+                const uint32_t col = (h * 8 + (j + row + 4 * h) % 8) * 4;
+                const uint4 v = *(const uint4*)&tile[row * BT_COLS + col];
+                sum += v.x * (2 * col + 1) + v.y * (2 * col + 3) + v.z * (2 * col + 5) + v.w * (2 * col + 7);
+            }
+            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);  // the other half of the row
+            if (h == 0) sums[((size_t)blockIdx.x * tiles + (first + t) % tiles) * BT_ROWS + row] = sum;
+            __syncwarp();  // the whole warp has read the stage
+            if (MULTICAST) {
+                if (lane < S) mbar_arrive_remote(&empty[s], lane);  // one arrival on each CTA's barrier
+            } else if (lane == 0) {
+                mbar_arrive(&empty[s]);
+            }
+        }
+        __syncwarp();  // a bounded wait that gave up may leave the lanes apart; .aligned needs them together
+    }
+    // No CTA leaves while a peer may still write into it or arrive on it.
+    // barrier.cluster does not wait for asynchronous copies; what makes this
+    // safe is that every consumer waited for its last full stage (every
+    // multicast into this CTA has landed) before arriving here.
+    cluster_sync();
+}
+
+// ---- Part 4 (host): the variants, the check, the cluster sizes -------------
 typedef struct {
     const char* name;
     uint32_t cluster;  // CTAs per cluster; 1 = a plain launch
@@ -811,7 +765,50 @@ static void part_broadcast(uint32_t tiles, uint32_t ctas, uint32_t seed, const C
     CUDA_CHECK(cudaFree(b.sums));
 }
 
-// ---- Part 5: the ring through distributed shared memory ---------------------
+// ---- Part 5: distributed shared memory -------------------------------------
+// __cluster_dims__ fixes the cluster size at compile time (a plain <<<>>>
+// launch then makes clusters of 4): the alternative to the launch attribute.
+// Each CTA fills a buffer and copies it into the NEXT rank's shared memory
+// with one bulk copy, which completes on the RECEIVER's barrier; the receiver
+// arms it for the bytes after the start-up cluster barrier, possibly after
+// they landed (the transaction count may go negative for a while). The
+// sender learns nothing from the copy itself, so
+// the last cluster barrier is what keeps its source alive until every
+// receiver has its data.
+#define DS_CLUSTER 4
+#define DS_WORDS 4096
+#define DS_CTAS 64
+
+static __host__ __device__ __forceinline__ uint32_t dsmem_word(uint32_t seed, uint32_t cta, uint32_t i) {
+    return partial_word(seed ^ 0x5EEDu, cta, i) & 0x7FFFFFFFu;  // never the poison word
+}
+
+__global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
+    dsmem_ring(uint32_t* out, uint32_t seed) {
+    __shared__ alignas(128) uint32_t send[DS_WORDS], recv[DS_WORDS];
+    __shared__ uint64_t bar;
+    const uint32_t rank = cluster_ctarank(), S = cluster_nctarank();
+    for (uint32_t i = threadIdx.x; i < DS_WORDS; i += RT_THREADS) {
+        send[i] = dsmem_word(seed, blockIdx.x, i);
+        recv[i] = POISON_WORD;
+    }
+    fence_proxy_async_shared();  // send is read, recv written, by the async proxy
+    if (threadIdx.x == 0) {
+        mbar_init(&bar, 1);
+        mbar_fence_init();
+    }
+    cluster_sync();  // inits and poison visible to the cluster before any copy
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(&bar, DS_WORDS * 4);  // what the previous rank will send here
+        bulk_copy_to_peer(recv, send, DS_WORDS * 4, &bar, (rank + 1) % S);
+    }
+    MBAR_WAIT(&bar, 0);
+    for (uint32_t i = threadIdx.x; i < DS_WORDS; i += RT_THREADS)
+        out[(size_t)blockIdx.x * DS_WORDS + i] = recv[i];
+    cluster_sync();  // every receiver has its data: the senders' buffers may go
+}
+
+// ---- Part 5 (host): the ring through distributed shared memory --------------
 static void part_dsmem(uint32_t seed, cudaStream_t s) {
     const size_t n = (size_t)DS_CTAS * DS_WORDS;
     uint32_t* out = NULL;

@@ -138,6 +138,124 @@ __global__ void __launch_bounds__(32)
     for (uint32_t i = lane; i < 2 * PROBE_WORDS; i += 32) out[i] = boxes[i];
 }
 
+// ---- Part 1 (host): the template, the probes, the check ----------------------
+static TensorMapSpec template_spec(const float* base) {
+    TensorMapSpec s;
+    memset(&s, 0, sizeof s);
+    s.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    s.rank = 3;
+    s.address = base;
+    s.dim[0] = TMPL_COLS, s.dim[1] = TMPL_ROWS, s.dim[2] = TMPL_LAYERS;
+    s.stride[0] = TMPL_LD * 4, s.stride[1] = (uint64_t)TMPL_LAYER_ROWS * TMPL_LD * 4;
+    s.box[0] = 32, s.box[1] = 16, s.box[2] = 2;
+    s.elem_stride[0] = s.elem_stride[1] = s.elem_stride[2] = 1;
+    s.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    s.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // as tensor_spec_2d (step 03, part 9)
+    return s;
+}
+
+static const char* const kFieldName[NUM_FIELDS] = {
+    "template",       "field_global_address", "field_global_dim0", "field_global_dim1",
+    "field_stride0",  "field_stride1",        "field_box_dim1",    "field_element_stride1",
+    "field_elemtype", "field_swizzle_mode",   "field_fill_mode",   "field_rank"};
+
+// What each probe changes, on the host side (the spec the driver encodes) and
+// on the device side (the Probe), and where its box lies.
+static void make_probe(int f, const float* base, TensorMapSpec* spec, Probe* p) {
+    *spec = template_spec(base);
+    memset(p, 0, sizeof *p);
+    p->field = f;
+    switch (f) {
+    case F_ADDRESS:  // 16 rows further on
+        p->new_base = base + 16 * TMPL_LD;
+        spec->address = p->new_base;
+        break;
+    case F_DIM0:  // the box at columns 32..63 crosses the new edge at 40
+        spec->dim[0] = p->new_value = 40;
+        p->c[0] = 32;
+        break;
+    case F_DIM1:  // rows 16..31 cross the new edge at 20
+        spec->dim[1] = p->new_value = 20;
+        p->c[1] = 16;
+        break;
+    case F_STRIDE0:  // rows twice as far apart
+        spec->stride[0] = p->new_value = 2 * TMPL_LD * 4;
+        break;
+    case F_STRIDE1:  // layers twice as far apart
+        spec->stride[1] = p->new_value = 2 * TMPL_LAYER_ROWS * TMPL_LD * 4;
+        break;
+    case F_BOX_DIM1:  // 8 rows per box instead of 16
+        spec->box[1] = p->new_value = 8;
+        break;
+    case F_ELEMENT_STRIDE1:  // every other row
+        spec->elem_stride[1] = p->new_value = 2;
+        break;
+    case F_ELEMTYPE:  // the same bytes read as f16: 32 elements are 64 bytes
+        spec->dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        break;
+    case F_SWIZZLE:
+        spec->swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+        break;
+    case F_FILL:  // columns 192..223 cross the edge at 200: NaN instead of zeros
+        spec->oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+        p->c[0] = 192;
+        break;
+    case F_RANK:  // 3 -> 2: one 32 x 16 layer
+        spec->rank = 2;
+        break;
+    default:
+        break;
+    }
+    p->bytes = tensor_box_bytes(spec);
+}
+
+// Part 1: for each field, the box through the device-edited map against the
+// box through the host's map; and the template's box at the same place,
+// which must differ (or the check could not fail).
+static void part_fields(cudaStream_t s) {
+    const size_t words = (size_t)2 * TMPL_LAYERS * TMPL_LAYER_ROWS * TMPL_LD;  // room for the doubled strides
+    float *base = NULL, *out = NULL;
+    CUtensorMap* slot = NULL;
+    CUDA_CHECK(cudaMalloc(&base, words * 4));
+    CUDA_CHECK(cudaMalloc(&out, 2 * PROBE_WORDS * 4));
+    CUDA_CHECK(cudaMalloc(&slot, sizeof(CUtensorMap)));
+    uint32_t* fill = (uint32_t*)xmalloc(words * 4, "the probe tensor");
+    for (size_t i = 0; i < words; ++i) fill[i] = seeded_word(7, i) | 0x3F000000u;  // normal floats, no NaN
+    CUDA_CHECK(cudaMemcpyAsync(base, fill, words * 4, cudaMemcpyHostToDevice, s));
+    if (ptx_elemtype(CU_TENSOR_MAP_DATA_TYPE_FLOAT16) != 6)
+        die_internal("FLOAT16's PTX element type is not 6");
+    const TensorMapSpec tspec = template_spec(base);
+    const CUtensorMap tmpl = make_tensor_map(&tspec, "the field template");
+    const size_t smem = tma_smem_bytes(2 * PROBE_WORDS * 4, 1024);
+    uint32_t want[PROBE_WORDS], tbox[PROBE_WORDS];
+    for (int f = F_ADDRESS; f < NUM_FIELDS; ++f) {
+        TensorMapSpec spec;
+        Probe p;
+        make_probe(f, base, &spec, &p);
+        const CUtensorMap host_map = make_tensor_map(&spec, kFieldName[f]);
+        // the template's box at the probe's place (no edit, through the template)
+        Probe none = p;
+        none.field = F_NONE;
+        none.bytes = tensor_box_bytes(&tspec);
+        field_probe<<<1, 32, smem, s>>>(tmpl, tmpl, none, slot, out);
+        CHECK_LAUNCH();
+        memcpy(tbox, read_back(out, PROBE_WORDS, s), sizeof tbox);
+        field_probe<<<1, 32, smem, s>>>(tmpl, host_map, p, slot, out);
+        CHECK_LAUNCH();
+        const uint32_t* got = read_back(out, 2 * PROBE_WORDS, s);
+        memcpy(want, got + PROBE_WORDS, sizeof want);
+        if (!memcmp(want, tbox, sizeof want))
+            die_internal("%s: the host's map loads the same box as the template: this check could not fail",
+                         kFieldName[f]);
+        check_words(kFieldName[f], got, want, PROBE_WORDS);
+    }
+    free(fill);
+    CUDA_CHECK(cudaFree(base));
+    CUDA_CHECK(cudaFree(out));
+    CUDA_CHECK(cudaFree(slot));
+}
+
 // ===========================================================================
 // Parts 2-6: a grouped copy
 // ===========================================================================
@@ -473,215 +591,7 @@ static __device__ __forceinline__ bool copy_item(const CUtensorMap* in, const CU
     return true;
 }
 
-// ---- Part 5: one CTA builds the maps, another uses them -----------------------
-// CTA g < groups builds group g's two maps in the table (smem edit +
-// cp_fenceproxy, which releases them to the tensormap proxy at gpu scope)
-// and then raises flag g with st.release.gpu. CTA groups + g waits for the
-// flag with ld.acquire.gpu (a bounded wait), acquires the maps in the
-// tensormap proxy, and copies group g. A consumer may wait only for a
-// producer that runs at the same time: the kernel is launched cooperatively,
-// which guarantees that all 2 x groups CTAs are resident at once (or fails
-// the launch), and the host checks that they fit before any allocation.
-__global__ void __launch_bounds__(32)
-    cross_cta(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
-              GroupedCopy p, uint32_t ngroups, uint32_t* flags) {
-    __shared__ alignas(128) CUtensorMap edit[2];
-    __shared__ uint64_t full[CROSS_STAGES];
-    float* stage = (float*)tma_smem_base<128>();
-    const uint32_t lane = threadIdx.x;
-    if (blockIdx.x < ngroups) {
-        const uint32_t gi = blockIdx.x;
-        const Group g = p.groups[gi];
-        retarget_smem(&src_tmpl, &dst_tmpl, edit, p.ws + 2 * gi, &p, &g, lane, 0);
-        __syncwarp();
-        if (lane == 0) st_release_gpu(&flags[gi], 1);
-        return;
-    }
-    const uint32_t gi = blockIdx.x - ngroups;
-    const Group g = p.groups[gi];
-    if (lane != 0) return;
-    for (int s = 0; s < CROSS_STAGES; ++s) mbar_init(&full[s], 1);
-    mbar_fence_init();
-    if (!bounded_wait([&] { return ld_acquire_gpu(&flags[gi]) != 0; }, "flags[gi]", __FILE__, __LINE__,
-                      "group", gi))
-        return;
-    tmap_acquire_gpu(p.ws +
-                     2 * gi);  // the flag ordered the map's release before this; now the proxy's acquire
-    tmap_acquire_gpu(p.ws + 2 * gi + 1);
-    Item it = {gi, 0, g.boxes};
-    copy_item<CROSS_STAGES>(p.ws + 2 * gi, p.ws + 2 * gi + 1, &g, &it, stage, full);
-    bulk_wait_group<0>();
-}
-
-// ===========================================================================
-// Part 7: what an update costs
-// ===========================================================================
-// One warp retargets one map ITERS times between two tensors (the smem path:
-// copy the template, replace the address, cp_fenceproxy, acquire), timed
-// with %globaltimer. With `load`, each update is followed by a load through
-// the new map (and, with `prefetch`, a prefetch.tensormap before it), and
-// the box's first word tells which tensor it came from.
-#define COST_ITERS 1000
-
-__global__ void __launch_bounds__(32)
-    update_cost(const __grid_constant__ CUtensorMap tmpl, CUtensorMap* slot, const float* a, const float* b,
-                int load, int prefetch, unsigned long long* out) {
-    __shared__ alignas(128) CUtensorMap m;
-    __shared__ alignas(128) float box[BOX_ROWS * BOX_COLS];
-    __shared__ uint64_t bar;
-    const uint32_t lane = threadIdx.x;
-    if (lane == 0) {
-        mbar_init(&bar, 1);
-        mbar_fence_init();
-    }
-    if (lane < 8) ((uint4*)&m)[lane] = ((const uint4*)&tmpl)[lane];
-    __syncwarp();
-    uint32_t wrong = 0;
-    const uint64_t t0 = globaltimer_ns();
-    for (int i = 0; i < COST_ITERS; ++i) {
-        if (lane == 0) tmap_replace_address(&m, (i & 1) ? b : a);
-        __syncwarp();
-        tmap_cp_fenceproxy(slot, &m);
-        if (lane == 0) {
-            tmap_acquire_gpu(slot);
-            if (prefetch) tmap_prefetch(slot);
-            if (load) {
-                mbar_arrive_expect_tx(&bar, BOX_BYTES);
-                tma_load_2d(box, slot, 0, 0, &bar);
-                const bool landed = MBAR_WAIT(&bar, i & 1);  // no break: the warp must stay together
-                wrong += !landed || __float_as_uint(box[0]) != __float_as_uint(((i & 1) ? b : a)[0]);
-            }
-        }
-        __syncwarp();
-    }
-    if (lane == 0) {
-        out[0] = globaltimer_ns() - t0;
-        out[1] = wrong;
-    }
-}
-
-// ===========================================================================
-// Host side
-// ===========================================================================
-// ---- Part 1 --------------------------------------------------------------------
-static TensorMapSpec template_spec(const float* base) {
-    TensorMapSpec s;
-    memset(&s, 0, sizeof s);
-    s.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    s.rank = 3;
-    s.address = base;
-    s.dim[0] = TMPL_COLS, s.dim[1] = TMPL_ROWS, s.dim[2] = TMPL_LAYERS;
-    s.stride[0] = TMPL_LD * 4, s.stride[1] = (uint64_t)TMPL_LAYER_ROWS * TMPL_LD * 4;
-    s.box[0] = 32, s.box[1] = 16, s.box[2] = 2;
-    s.elem_stride[0] = s.elem_stride[1] = s.elem_stride[2] = 1;
-    s.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-    s.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    s.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // as tensor_spec_2d (step 03, part 9)
-    return s;
-}
-
-static const char* const kFieldName[NUM_FIELDS] = {
-    "template",       "field_global_address", "field_global_dim0", "field_global_dim1",
-    "field_stride0",  "field_stride1",        "field_box_dim1",    "field_element_stride1",
-    "field_elemtype", "field_swizzle_mode",   "field_fill_mode",   "field_rank"};
-
-// What each probe changes, on the host side (the spec the driver encodes) and
-// on the device side (the Probe), and where its box lies.
-static void make_probe(int f, const float* base, TensorMapSpec* spec, Probe* p) {
-    *spec = template_spec(base);
-    memset(p, 0, sizeof *p);
-    p->field = f;
-    switch (f) {
-    case F_ADDRESS:  // 16 rows further on
-        p->new_base = base + 16 * TMPL_LD;
-        spec->address = p->new_base;
-        break;
-    case F_DIM0:  // the box at columns 32..63 crosses the new edge at 40
-        spec->dim[0] = p->new_value = 40;
-        p->c[0] = 32;
-        break;
-    case F_DIM1:  // rows 16..31 cross the new edge at 20
-        spec->dim[1] = p->new_value = 20;
-        p->c[1] = 16;
-        break;
-    case F_STRIDE0:  // rows twice as far apart
-        spec->stride[0] = p->new_value = 2 * TMPL_LD * 4;
-        break;
-    case F_STRIDE1:  // layers twice as far apart
-        spec->stride[1] = p->new_value = 2 * TMPL_LAYER_ROWS * TMPL_LD * 4;
-        break;
-    case F_BOX_DIM1:  // 8 rows per box instead of 16
-        spec->box[1] = p->new_value = 8;
-        break;
-    case F_ELEMENT_STRIDE1:  // every other row
-        spec->elem_stride[1] = p->new_value = 2;
-        break;
-    case F_ELEMTYPE:  // the same bytes read as f16: 32 elements are 64 bytes
-        spec->dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-        break;
-    case F_SWIZZLE:
-        spec->swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-        break;
-    case F_FILL:  // columns 192..223 cross the edge at 200: NaN instead of zeros
-        spec->oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
-        p->c[0] = 192;
-        break;
-    case F_RANK:  // 3 -> 2: one 32 x 16 layer
-        spec->rank = 2;
-        break;
-    default:
-        break;
-    }
-    p->bytes = tensor_box_bytes(spec);
-}
-
-// Part 1: for each field, the box through the device-edited map against the
-// box through the host's map; and the template's box at the same place,
-// which must differ (or the check could not fail).
-static void part_fields(cudaStream_t s) {
-    const size_t words = (size_t)2 * TMPL_LAYERS * TMPL_LAYER_ROWS * TMPL_LD;  // room for the doubled strides
-    float *base = NULL, *out = NULL;
-    CUtensorMap* slot = NULL;
-    CUDA_CHECK(cudaMalloc(&base, words * 4));
-    CUDA_CHECK(cudaMalloc(&out, 2 * PROBE_WORDS * 4));
-    CUDA_CHECK(cudaMalloc(&slot, sizeof(CUtensorMap)));
-    uint32_t* fill = (uint32_t*)xmalloc(words * 4, "the probe tensor");
-    for (size_t i = 0; i < words; ++i) fill[i] = seeded_word(7, i) | 0x3F000000u;  // normal floats, no NaN
-    CUDA_CHECK(cudaMemcpyAsync(base, fill, words * 4, cudaMemcpyHostToDevice, s));
-    if (ptx_elemtype(CU_TENSOR_MAP_DATA_TYPE_FLOAT16) != 6)
-        die_internal("FLOAT16's PTX element type is not 6");
-    const TensorMapSpec tspec = template_spec(base);
-    const CUtensorMap tmpl = make_tensor_map(&tspec, "the field template");
-    const size_t smem = tma_smem_bytes(2 * PROBE_WORDS * 4, 1024);
-    uint32_t want[PROBE_WORDS], tbox[PROBE_WORDS];
-    for (int f = F_ADDRESS; f < NUM_FIELDS; ++f) {
-        TensorMapSpec spec;
-        Probe p;
-        make_probe(f, base, &spec, &p);
-        const CUtensorMap host_map = make_tensor_map(&spec, kFieldName[f]);
-        // the template's box at the probe's place (no edit, through the template)
-        Probe none = p;
-        none.field = F_NONE;
-        none.bytes = tensor_box_bytes(&tspec);
-        field_probe<<<1, 32, smem, s>>>(tmpl, tmpl, none, slot, out);
-        CHECK_LAUNCH();
-        memcpy(tbox, read_back(out, PROBE_WORDS, s), sizeof tbox);
-        field_probe<<<1, 32, smem, s>>>(tmpl, host_map, p, slot, out);
-        CHECK_LAUNCH();
-        const uint32_t* got = read_back(out, 2 * PROBE_WORDS, s);
-        memcpy(want, got + PROBE_WORDS, sizeof want);
-        if (!memcmp(want, tbox, sizeof want))
-            die_internal("%s: the host's map loads the same box as the template: this check could not fail",
-                         kFieldName[f]);
-        check_words(kFieldName[f], got, want, PROBE_WORDS);
-    }
-    free(fill);
-    CUDA_CHECK(cudaFree(base));
-    CUDA_CHECK(cudaFree(out));
-    CUDA_CHECK(cudaFree(slot));
-}
-
-// ---- Parts 2-6: the groups -------------------------------------------------------
+// ---- Parts 2-6 (host): the groups, the copies, the check ---------------------
 typedef struct {
     uint32_t ngroups, nitems;
     Group* groups;  // host
@@ -871,6 +781,46 @@ static void part_grouped(const Copy* c, const Cli* cli) {
     COPY_PART("host_maps", c, cli, launch_copy(c, PATH_HOST_MAPS, 0));
 }
 
+// ---- Part 5: one CTA builds the maps, another uses them -----------------------
+// CTA g < groups builds group g's two maps in the table (smem edit +
+// cp_fenceproxy, which releases them to the tensormap proxy at gpu scope)
+// and then raises flag g with st.release.gpu. CTA groups + g waits for the
+// flag with ld.acquire.gpu (a bounded wait), acquires the maps in the
+// tensormap proxy, and copies group g. A consumer may wait only for a
+// producer that runs at the same time: the kernel is launched cooperatively,
+// which guarantees that all 2 x groups CTAs are resident at once (or fails
+// the launch), and the host checks that they fit before any allocation.
+__global__ void __launch_bounds__(32)
+    cross_cta(const __grid_constant__ CUtensorMap src_tmpl, const __grid_constant__ CUtensorMap dst_tmpl,
+              GroupedCopy p, uint32_t ngroups, uint32_t* flags) {
+    __shared__ alignas(128) CUtensorMap edit[2];
+    __shared__ uint64_t full[CROSS_STAGES];
+    float* stage = (float*)tma_smem_base<128>();
+    const uint32_t lane = threadIdx.x;
+    if (blockIdx.x < ngroups) {
+        const uint32_t gi = blockIdx.x;
+        const Group g = p.groups[gi];
+        retarget_smem(&src_tmpl, &dst_tmpl, edit, p.ws + 2 * gi, &p, &g, lane, 0);
+        __syncwarp();
+        if (lane == 0) st_release_gpu(&flags[gi], 1);
+        return;
+    }
+    const uint32_t gi = blockIdx.x - ngroups;
+    const Group g = p.groups[gi];
+    if (lane != 0) return;
+    for (int s = 0; s < CROSS_STAGES; ++s) mbar_init(&full[s], 1);
+    mbar_fence_init();
+    if (!bounded_wait([&] { return ld_acquire_gpu(&flags[gi]) != 0; }, "flags[gi]", __FILE__, __LINE__,
+                      "group", gi))
+        return;
+    tmap_acquire_gpu(p.ws +
+                     2 * gi);  // the flag ordered the map's release before this; now the proxy's acquire
+    tmap_acquire_gpu(p.ws + 2 * gi + 1);
+    Item it = {gi, 0, g.boxes};
+    copy_item<CROSS_STAGES>(p.ws + 2 * gi, p.ws + 2 * gi + 1, &g, &it, stage, full);
+    bulk_wait_group<0>();
+}
+
 // cross_cta runs 2 x groups CTAs that wait for each other: all must be
 // resident at once. Checked right after the GPU guard, before any allocation.
 static void require_cross_cta_fits(uint32_t ng) {
@@ -905,7 +855,54 @@ static void part_cross_cta(const Copy* c) {
     CUDA_CHECK(cudaFree(flags));
 }
 
-// ---- Part 7: the cost table ---------------------------------------------------------
+// ===========================================================================
+// Part 7: what an update costs
+// ===========================================================================
+// One warp retargets one map ITERS times between two tensors (the smem path:
+// copy the template, replace the address, cp_fenceproxy, acquire), timed
+// with %globaltimer. With `load`, each update is followed by a load through
+// the new map (and, with `prefetch`, a prefetch.tensormap before it), and
+// the box's first word tells which tensor it came from.
+#define COST_ITERS 1000
+
+__global__ void __launch_bounds__(32)
+    update_cost(const __grid_constant__ CUtensorMap tmpl, CUtensorMap* slot, const float* a, const float* b,
+                int load, int prefetch, unsigned long long* out) {
+    __shared__ alignas(128) CUtensorMap m;
+    __shared__ alignas(128) float box[BOX_ROWS * BOX_COLS];
+    __shared__ uint64_t bar;
+    const uint32_t lane = threadIdx.x;
+    if (lane == 0) {
+        mbar_init(&bar, 1);
+        mbar_fence_init();
+    }
+    if (lane < 8) ((uint4*)&m)[lane] = ((const uint4*)&tmpl)[lane];
+    __syncwarp();
+    uint32_t wrong = 0;
+    const uint64_t t0 = globaltimer_ns();
+    for (int i = 0; i < COST_ITERS; ++i) {
+        if (lane == 0) tmap_replace_address(&m, (i & 1) ? b : a);
+        __syncwarp();
+        tmap_cp_fenceproxy(slot, &m);
+        if (lane == 0) {
+            tmap_acquire_gpu(slot);
+            if (prefetch) tmap_prefetch(slot);
+            if (load) {
+                mbar_arrive_expect_tx(&bar, BOX_BYTES);
+                tma_load_2d(box, slot, 0, 0, &bar);
+                const bool landed = MBAR_WAIT(&bar, i & 1);  // no break: the warp must stay together
+                wrong += !landed || __float_as_uint(box[0]) != __float_as_uint(((i & 1) ? b : a)[0]);
+            }
+        }
+        __syncwarp();
+    }
+    if (lane == 0) {
+        out[0] = globaltimer_ns() - t0;
+        out[1] = wrong;
+    }
+}
+
+// ---- Part 7 (host): the cost table -------------------------------------------
 static double host_seconds(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

@@ -65,3 +65,26 @@ def test_build_terminal_output_is_short(built):
     assert p.returncode == 0
     assert "ptxas info" not in p.stdout + p.stderr
     assert len((p.stdout + p.stderr).strip().splitlines()) == 1
+
+
+def test_experiments_build():
+    # Every experiment behind a lesson (results/experiments/*.cu) builds with
+    # the steps' flags and headers into build/experiments/<name>, with no
+    # warnings, like a step (`make experiments`).
+    sources = sorted((REPO / "results" / "experiments").glob("*.cu"))
+    assert sources, "no results/experiments/*.cu"
+    p = run(["make", "experiments"])
+    assert p.returncode == 0, f"make experiments failed:\n{p.stdout}\n{p.stderr}"
+    for src in sources:
+        exe = REPO / "build" / "experiments" / src.stem
+        log = exe.with_name(exe.name + ".log")
+        assert exe.is_file(), f"make experiments built no {exe.relative_to(REPO)} from {src.relative_to(REPO)}"
+        assert exe.stat().st_mtime >= src.stat().st_mtime, f"{exe.relative_to(REPO)} is older than its source"
+        assert log.is_file(), f"no build log {log.relative_to(REPO)}"
+        warnings = [ln for ln in log.read_text().splitlines() if re.search(r"\bwarning\b", ln, re.I)]
+        assert not warnings, f"{src.name}: compiler warnings:\n" + "\n".join(warnings)
+    cmd = nvcc_command("-B", "experiments")
+    assert len(cmd) == len(sources), cmd
+    for flag in ("-O3", "-lineinfo", "-gencode arch=compute_90a,code=sm_90a", "-I.", "-Wall", "-Wextra",
+                 "-warn-spills", "-warn-lmem-usage"):
+        assert all(flag in c for c in cmd), f"missing {flag} in an experiment's build: {cmd}"

@@ -190,3 +190,50 @@ def test_paths_named_in_docs_exist(doc):
         if not target.exists() and (REPO / name).exists():
             target = REPO / name
         assert target.exists(), f"{doc.relative_to(REPO)} names {name}, which does not exist"
+
+
+# A lesson's shape: a core path a learner finishes in about 15 minutes, then
+# "Going further" sections to skip and come back to, exercises, further
+# reading, and the way on. Words are whitespace-separated tokens of the file
+# as it is read (code, tables and generated blocks count).
+CORE_WORDS, LESSON_WORDS = 2000, 6000
+TAIL_HEADINGS = ["## Exercises", "## Further reading"]
+
+
+def lesson_shape(text):
+    """(core path, [## headings after it], last non-empty line); headings inside code fences are not headings."""
+    lines, fenced, core_end, headings = text.splitlines(), False, None, []
+    for i, ln in enumerate(lines):
+        if ln.startswith("```"):
+            fenced = not fenced
+        if fenced or not ln.startswith("## "):
+            continue
+        if core_end is None and ln.startswith("## Going further"):
+            core_end = i
+        if core_end is not None:
+            headings.append(ln)
+    core = "\n".join(lines[:core_end]) if core_end is not None else None
+    return core, headings, next(ln for ln in reversed(lines) if ln.strip())
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_lesson_opens_with_a_short_path_and_ends_with_the_way_on(step_dir):
+    text = (REPO / step_dir / "README.md").read_text()
+    core, headings, last = lesson_shape(text)
+    assert core is not None, f"{step_dir}/README.md: no '## Going further' section ends the core path"
+    assert len(core.split()) <= CORE_WORDS, f"{step_dir}: core path of {len(core.split())} words (at most {CORE_WORDS})"
+    assert len(text.split()) <= LESSON_WORDS, f"{step_dir}: {len(text.split())} words (at most {LESSON_WORDS})"
+    deep = [h for h in headings if h not in TAIL_HEADINGS]
+    assert all(h.startswith("## Going further") for h in deep), \
+        f"{step_dir}: after the core path every section is 'Going further': {deep}"
+    assert headings[-len(TAIL_HEADINGS):] == TAIL_HEADINGS, f"{step_dir}: ends with {TAIL_HEADINGS}, not {headings[-2:]}"
+    later = STEP_DIRS[STEP_DIRS.index(step_dir) + 1:]
+    want = f"](../{later[0]}/README.md)" if later else "](../README.md)"
+    assert last.startswith("Next:") and want in last, f"{step_dir}: the last line is not 'Next: ...{want}': {last!r}"
+
+
+def test_lesson_shape_check_can_fail():
+    # A lesson without its Going-further split, and one whose core path is too long, are both refused.
+    assert lesson_shape("# Step\n\n## Run it\n\n```\n## not a heading\n```\nNext: x\n")[0] is None
+    core, _, _ = lesson_shape("# Step\n" + "word " * (CORE_WORDS + 1) + "\n## Going further: x\n")
+    assert len(core.split()) > CORE_WORDS

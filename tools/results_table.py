@@ -229,6 +229,9 @@ def render() -> dict[pathlib.Path, str]:
             text = inline_values(step_dir, text, rows)
             text = planted_diffs(step_dir, recorded_runs(step_dir, expected_lines(step_dir, text)))
             files[lesson] = csv_tables(recorded_files(text))
+    notes = REPO / "results" / "experiments" / "NOTES.md"  # the lessons' experiment logs quote recorded files too
+    if notes.exists():
+        files[notes] = csv_tables(recorded_files(notes.read_text()))
     return files
 
 

@@ -3,8 +3,8 @@
 // the PTX ISA does not define it. Run once on the GPU; the output is in
 // reduce_min_f32_<GPU>.txt beside this file. Step 07 refuses the case on the
 // host (reduce_rule_broken) instead of launching it.
-//   nvcc -std=c++17 -I. -gencode arch=compute_90a,code=sm_90a
-//        results/experiments/reduce_min_f32.cu -o build/reduce_min_f32
+// Build (the steps' flags, into build/experiments/reduce_min_f32), from the repository root:
+//   make experiments
 #include "03_tma_load/tensor_map.h"
 #include "07_reduce_multicast/tma_reduce.cuh"
 
@@ -21,7 +21,7 @@ __global__ void reduce_box(const __grid_constant__ CUtensorMap map) {
     }
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char**) {
     const int use_min = argc > 1;  // no argument: .add, the control; any argument: .min
     require_hopper();
     float* out = NULL;

@@ -1,14 +1,17 @@
-// Groundwork for step 08, written before 08_descriptor_update/tensormap_edit.cuh
-// existed (hence its own small wrappers; the recorded output is of this source): how each field of a tensor
-// map is written by tensormap.replace, found by comparing bytes. For every field, one thread copies a
-// host-encoded template into shared memory, replaces the field with a candidate encoding of a new value, and
-// the block writes the 128 bytes back; the host encodes the same map with the new value through the driver
-// (cuTensorMapEncodeTiled) and compares the two descriptors byte for byte.
-// A candidate that gives identical bytes is how the field is encoded. The
-// output is in tensormap_fields_<GPU>.txt beside this file.
-//   nvcc -std=c++17 -I. -gencode arch=compute_90a,code=sm_90a
-//        results/experiments/tensormap_fields.cu -o build/tensormap_fields
+// Groundwork for step 08: how each field of a tensor map is written by tensormap.replace, found by comparing
+// bytes. For every field, one thread copies a host-encoded template into shared memory, replaces the field
+// with a candidate encoding of a new value, and the block writes the 128 bytes back; the host encodes the
+// same map with the new value through the driver (cuTensorMapEncodeTiled) and compares the two descriptors
+// byte for byte. A candidate that gives identical bytes is how the field is encoded. The output is in
+// tensormap_fields_<GPU>.txt beside this file.
+// It uses step 08's header, 08_descriptor_update/tensormap_edit.cuh, for every replacement it provides; the
+// three private wrappers below each say why the header's does not serve.
+// Re-run with this source on an NVIDIA H200 (2026-11-24): the same findings as the first recording,
+// made with private copies of the wrappers; re-run with `make experiments` and build/experiments/<name>.
+// Build (the steps' flags, into build/experiments/tensormap_fields), from the repository root:
+//   make experiments
 #include "03_tma_load/tensor_map.h"
+#include "08_descriptor_update/tensormap_edit.cuh"
 
 enum Field {
     F_ADDRESS,
@@ -23,85 +26,86 @@ enum Field {
     F_FILL
 };
 
+// Private: the header's tmap_replace_rank writes rank - 1, an encoding this tests; this writes the candidate.
+static __device__ __forceinline__ void replace_rank_raw(void* smem_map, uint32_t v) {
+    asm volatile("tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], %1;"
+                 :
+                 : "r"(smem_u32(smem_map)), "r"(v)
+                 : "memory");
+}
+
+// Private: the header's tmap_replace_stride writes bytes >> 4 before CUDA 12.5; this writes the candidate.
+template <int ORD>
+static __device__ __forceinline__ void replace_stride_raw(void* smem_map, uint64_t v) {
+    asm volatile("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], %1, %2;"
+                 :
+                 : "r"(smem_u32(smem_map)), "n"(ORD), "l"(v)
+                 : "memory");
+}
+
 // One replacement in a shared-memory copy of the map (sm_90a, PTX ISA 8.3).
 // ord and the field are immediates, so each case is its own instruction.
-static __device__ __forceinline__ void replace(uint32_t map, int field, int ord, uint64_t v) {
+static __device__ __forceinline__ void replace(CUtensorMap* map, int field, int ord, uint64_t v) {
     const uint32_t v32 = (uint32_t)v;
     switch (field * 4 + ord) {
     case F_ADDRESS * 4:
-        asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" ::"r"(map),
-                     "l"(v)
-                     : "memory");
+        tmap_replace_address(map, (const void*)(uintptr_t)v);
         break;
     case F_RANK * 4:
-        asm volatile("tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], %1;" ::"r"(map), "r"(v32)
-                     : "memory");
+        replace_rank_raw(map, v32);
         break;
     case F_GLOBAL_DIM * 4 + 0:
-        asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 0, %1;" ::"r"(map),
-                     "r"(v32)
-                     : "memory");
+        tmap_replace_dim<0>(map, v32);
         break;
     case F_GLOBAL_DIM * 4 + 1:
-        asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %1;" ::"r"(map),
-                     "r"(v32)
-                     : "memory");
+        tmap_replace_dim<1>(map, v32);
         break;
     case F_GLOBAL_DIM * 4 + 2:
-        asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 2, %1;" ::"r"(map),
-                     "r"(v32)
-                     : "memory");
+        tmap_replace_dim<2>(map, v32);
         break;
     case F_GLOBAL_STRIDE * 4 + 0:
-        asm volatile("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 0, %1;" ::"r"(map),
-                     "l"(v)
-                     : "memory");
+        replace_stride_raw<0>(map, v);
         break;
     case F_GLOBAL_STRIDE * 4 + 1:
-        asm volatile("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 1, %1;" ::"r"(map),
-                     "l"(v)
-                     : "memory");
+        replace_stride_raw<1>(map, v);
         break;
     case F_BOX_DIM * 4 + 0:
-        asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 0, %1;" ::"r"(map), "r"(v32)
-                     : "memory");
+        tmap_replace_box_dim<0>(map, v32);
         break;
     case F_BOX_DIM * 4 + 1:
-        asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 1, %1;" ::"r"(map), "r"(v32)
-                     : "memory");
+        tmap_replace_box_dim<1>(map, v32);
         break;
     case F_ELEMENT_STRIDE * 4 + 1:
-        asm volatile("tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 1, %1;" ::"r"(map),
-                     "r"(v32)
-                     : "memory");
+        tmap_replace_element_stride<1>(map, v32);
         break;
     }
+}
+
+// Private: the header has no interleave_layout wrapper (step 08 never edits that field).
+template <int V>
+static __device__ __forceinline__ void replace_interleave(void* smem_map) {
+    asm volatile("tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], %1;"
+                 :
+                 : "r"(smem_u32(smem_map)), "n"(V)
+                 : "memory");
 }
 
 // The enumerated fields take their value as an IMMEDIATE (ptxas: "Integer
 // constant expression expected"; elemtype 0..12, interleave_layout 0..2,
 // swizzle_mode 0..3, fill_mode 0..1), so each value is its own instruction.
 template <int V>
-static __device__ __forceinline__ void replace_enum(uint32_t map, int field) {
-    if (field == F_ELEMTYPE)
-        asm volatile("tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], %1;" ::"r"(map), "n"(V)
-                     : "memory");
-    if (V <= 2 && field == F_INTERLEAVE)
-        asm volatile("tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], %1;" ::"r"(map),
-                     "n"(V < 3 ? V : 0)
-                     : "memory");
-    if (V <= 3 && field == F_SWIZZLE)
-        asm volatile("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], %1;" ::"r"(map),
-                     "n"(V < 4 ? V : 0)
-                     : "memory");
-    if (V <= 1 && field == F_FILL)
-        asm volatile("tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], %1;" ::"r"(map),
-                     "n"(V < 2 ? V : 0)
-                     : "memory");
+static __device__ __forceinline__ void replace_enum(CUtensorMap* map, int field) {
+    if (field == F_ELEMTYPE) tmap_replace_elemtype<V>(map);
+    if constexpr (V <= 2)
+        if (field == F_INTERLEAVE) replace_interleave<V>(map);
+    if constexpr (V <= 3)
+        if (field == F_SWIZZLE) tmap_replace_swizzle<V>(map);
+    if constexpr (V <= 1)
+        if (field == F_FILL) tmap_replace_fill<V>(map);
 }
 
 template <int V = 0>
-static __device__ __forceinline__ void replace_enum_value(uint32_t map, int field, int v) {
+static __device__ __forceinline__ void replace_enum_value(CUtensorMap* map, int field, int v) {
     if (v == V) replace_enum<V>(map, field);
     if constexpr (V < 12) replace_enum_value<V + 1>(map, field, v);
 }
@@ -110,12 +114,11 @@ __global__ void edit(const __grid_constant__ CUtensorMap tmpl, int field, int or
     __shared__ alignas(128) CUtensorMap m;
     if (threadIdx.x < 8) ((uint4*)&m)[threadIdx.x] = ((const uint4*)&tmpl)[threadIdx.x];
     __syncwarp();
-    const uint32_t sm = (uint32_t)__cvta_generic_to_shared(&m);
     if (threadIdx.x == 0) {
         if (field >= F_ELEMTYPE)
-            replace_enum_value(sm, field, (int)v);
+            replace_enum_value(&m, field, (int)v);
         else
-            replace(sm, field, ord, v);
+            replace(&m, field, ord, v);
     }
     __syncwarp();
     if (threadIdx.x < 8) out[threadIdx.x] = ((const uint4*)&m)[threadIdx.x];

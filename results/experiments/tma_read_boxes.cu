@@ -1,10 +1,10 @@
 // An experiment behind step 03's lesson, not a step: what limits TMA reads?
 // Its output is section C of results/experiments/tma_read_NVIDIA_H200.txt. A ring sum (1 producer
 // warp, 8 consumer warps, 8 stages, dynamic units of 16 boxes) loads 16 KiB per stage as tensor
-// boxes of several shapes or as one 1D bulk copy. Build and run on a Hopper GPU, from the root:
-//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I. \
-//        results/experiments/tma_read_boxes.cu -o r
-//   ./r
+// boxes of several shapes or as one 1D bulk copy. Build (the steps' flags) and run on a Hopper GPU, from
+// the root:
+//   make experiments
+//   build/experiments/tma_read_boxes
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/pipeline.cuh"
