@@ -182,6 +182,13 @@ static inline uint32_t tensor_box_bytes(const TensorMapSpec* s) {
     return (uint32_t)bytes;
 }
 
+// A launch of one block per box: at most 2^31 - 1 blocks in a grid.
+static inline void require_grid(const char* what, uint64_t blocks, const char* items) {
+    if (blocks > 0x7FFFFFFFull)
+        die_usage("%s: %llu %s, one block each, but a grid holds at most 2^31 - 1 blocks", what,
+                  (unsigned long long)blocks, items);
+}
+
 // The driver's encoder, fetched once through the runtime (no libcuda link).
 // Call after require_hopper().
 static inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(void) {

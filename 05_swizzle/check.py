@@ -23,3 +23,16 @@ profile = {
     },
     "ratios": {"wavefronts_per_lds": ["wavefronts", "lds_instructions"]},
 }
+
+# Every fence, release, acquire and cluster barrier, counted per kernel: in the PTX
+# (fences) and in the SASS (sass_fences; fence.mbarrier_init leaves none on sm_90a).
+# Dropping one changes a count even where the hardware hides it. After a deliberate
+# change: python3 tools/sass.py 05_swizzle --pins
+fences = {
+    "bank_patterns": {"fence.mbarrier_init.release.cluster": 1, "membar.gl": 1},
+    "raw_load": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 1, "membar.gl": 1},
+}
+sass_fences = {
+    "bank_patterns": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
+    "raw_load": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 1},
+}

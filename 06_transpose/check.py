@@ -75,3 +75,20 @@ profile = {
         "wavefronts_per_sts": ["st_wavefronts", "sts"],
     },
 }
+
+# Every fence, release, acquire and cluster barrier, counted per kernel: in the PTX
+# (fences) and in the SASS (sass_fences; fence.mbarrier_init leaves none on sm_90a).
+# Dropping one changes a count even where the hardware hides it. After a deliberate
+# change: python3 tools/sass.py 06_transpose --pins
+fences = {
+    "tma_naive": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 1, "membar.gl": 1},
+    "tma_pipelined": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 1, "membar.gl": 2},
+    "tma_swizzle": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 1, "membar.gl": 1},
+    "tma_swizzle_batched": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 1, "membar.gl": 1},
+}
+sass_fences = {
+    "tma_naive": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
+    "tma_pipelined": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 2},
+    "tma_swizzle": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
+    "tma_swizzle_batched": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
+}

@@ -1,7 +1,7 @@
 // tutorial.cuh: the harness every step shares. Nothing in it is a lesson; read it once.
 //   1. errors and exit codes   CUDA_CHECK, die_usage (2), cannot_run (77), xmalloc
 //   2. the command line        parse_cli, require_divisor (in common/cli.h)
-//   3. the guard               require_hopper, require_host_memory, require_device_memory
+//   3. the guard               require_hopper, require_host/device_memory
 //   4. seeded data and poison  fill_seeded_words/floats, poison_device
 //   5. bounded waits           the report a wait that gave up leaves for the host
 //   6. checking                check_words, check_device, check_value -> "check" lines
@@ -128,39 +128,38 @@ static inline void require_device_memory(const char* what, size_t bytes) {
                   free_b / 1073741824.0);
 }
 
-// One block per item: at most 2^31 - 1 blocks in a grid.
-static inline void require_grid(const char* what, uint64_t blocks, const char* items) {
-    if (blocks > 0x7FFFFFFFull)
-        die_usage("%s: %llu %s, one block each, but a grid holds at most 2^31 - 1 blocks", what,
-                  (unsigned long long)blocks, items);
-}
-
 // ---- 4. Seeded data and poison -----------------------------------------------
-// Inputs are a hash of (seed, position): neighbours differ, so a kernel that
-// reads the wrong index, skips an element or writes one twice cannot pass.
-// Bit 31 is cleared, so no input word ever equals the poison word.
+// Outputs are filled with the poison before a kernel runs, so an element it
+// never wrote shows: a NaN as float32, and not zero (a TMA's out-of-bounds
+// zero fill shows). Inputs are a hash of (seed, position): neighbours differ,
+// so a wrong index, a skipped or a doubled element cannot pass. Every input
+// word is masked to 31 bits and the poison has bit 31 set: no input word is
+// ever the poison (the static_assert is the proof).
+#define POISON_BYTE 0xFF
+#define POISON_WORD 0xFFFFFFFFu
+#define SEEDED_MASK 0x7FFFFFFFu
+static_assert((POISON_WORD & SEEDED_MASK) != POISON_WORD, "a masked input word could be the poison");
+
 static inline uint32_t seeded_word(uint32_t seed, uint64_t i) {
     uint64_t z = i + 0x9E3779B97F4A7C15ull * (seed + 1ull);  // splitmix64 finalizer
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
-    return (uint32_t)(z >> 32) & 0x7FFFFFFFu;
+    return (uint32_t)(z >> 32) & SEEDED_MASK;
 }
 
 static inline void fill_seeded_words(uint32_t* p, size_t n, uint32_t seed) {
     for (size_t i = 0; i < n; ++i) p[i] = seeded_word(seed, i);
 }
 
-// Floats k * 2^-23 - 1 in [-1, 1): exact in float32, so sums are reproducible.
-static inline void fill_seeded_floats(float* p, size_t n, uint32_t seed) {
-    for (size_t i = 0; i < n; ++i) p[i] = (float)(seeded_word(seed, i) >> 7) * (1.0f / 8388608.0f) - 1.0f;
+// A seeded word as the float k * 2^-23 - 1 in [-1, 1), k = w >> 7 (24 bits):
+// exact, so sums are reproducible, and never NaN (unit_tutorial.cu tries every k).
+static inline float seeded_float(uint32_t w) {
+    return (float)(w >> 7) * (1.0f / 8388608.0f) - 1.0f;
 }
-
-// Outputs are filled with this before a kernel runs, so an element it never
-// wrote shows. 0xFFFFFFFF is a NaN as float32, never an input word (bit 31 is
-// clear), and not zero: a zero-filled element (TMA out-of-bounds fill) shows.
-#define POISON_BYTE 0xFF
-#define POISON_WORD 0xFFFFFFFFu
+static inline void fill_seeded_floats(float* p, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; ++i) p[i] = seeded_float(seeded_word(seed, i));
+}
 
 // ON THE STREAM THAT RUNS THE WORK: a plain cudaMemset goes to the legacy
 // default stream, which is not ordered with cudaStreamNonBlocking streams, and

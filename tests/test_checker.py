@@ -256,3 +256,35 @@ def test_checker_reads_undecodable_output(tmp_path, step):
     bad.write_bytes(expected(step).encode().replace(b"RESULT: PASS", b"RESULT: \xff\xfe"))
     p = check_cli(step.name, "--output", str(bad))
     assert p.returncode == 1 and "Traceback" not in p.stderr
+
+
+def test_a_check_line_is_judged_by_its_counts_not_only_its_verdict(step):
+    # "PASS" beside wrong elements, and "FAIL" beside none, are both failures:
+    # the counts are the check. Judged without the expected-output comparison,
+    # so that only the check-line rule can catch them.
+    out = expected(step)
+    for pattern, repl in ((r"^(check\s+\S+ \.+ PASS  \()0 of", r"\g<1>3 of"),
+                          (r"^(check\s+\S+ \.+ )PASS(  \(0 of)", r"\1FAIL\2")):
+        v = evaluate(step, mutate_first(out, pattern, repl), 0, None)
+        assert v.status == "FAIL" and any("check failed" in p for p in v.problems), v.problems
+
+
+def test_deterministic_and_machine_lines_are_told_apart():
+    # The classification against lines written out by hand, not against itself.
+    machine = ["GPU    NVIDIA H200 (sm_90, 132 SMs, 60 MiB L2) CUDA 13.0 driver 580.159.04",
+               "GPU    launch: 132 blocks of 288 threads", "PERF   copy_float4   0.510 ms  4213.7 GB/s  100.2 % of memcpy",
+               "TIME   overlap: 1.8x"]
+    deterministic = ["== 01_memcpy_baseline: what a plain copy costs", "problem: 1024 MiB",
+                     "check  tiling ........................ PASS  (0 of 6160384 wrong)",
+                     "note   tma_naive: the TMA store also wrote 3 words past the matrix", "RESULT: PASS",
+                     "GPUs are not named here", "PERFECT", "       [0] got 0xffffffff want 0x00000000"]
+    assert deterministic_lines("\n".join(machine + deterministic)) == deterministic
+
+
+@pytest.mark.parametrize("nn", ["01", "03"])
+def test_make_check_nn_fails_when_the_step_cannot_run(built, nn):
+    # `make check-NN` on a machine with no GPU: the checker says SKIP and the
+    # target must not succeed (a skip is never a pass).
+    p = run(["make", "--no-print-directory", f"check-{nn}"], env=no_gpu_env())
+    assert p.returncode != 0, f"make check-{nn} exited 0 on a skip"
+    assert "SKIP" in p.stdout, p.stdout

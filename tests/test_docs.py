@@ -237,3 +237,29 @@ def test_lesson_shape_check_can_fail():
     assert lesson_shape("# Step\n\n## Run it\n\n```\n## not a heading\n```\nNext: x\n")[0] is None
     core, _, _ = lesson_shape("# Step\n" + "word " * (CORE_WORDS + 1) + "\n## Going further: x\n")
     assert len(core.split()) > CORE_WORDS
+
+
+TYPED_NUMBER = re.compile(r"\b\d+\.\d+ ?(?:%|GB/s|TB/s|ms|us|µs|ns)")
+
+
+def typed_numbers(text):
+    """Measured-looking numbers (12.3 %, 4.5 GB/s, 0.51 ms) outside generated blocks and code."""
+    prose = re.sub(r"<!-- ([\w-]+)(?::[^>]*)? -->.*?<!-- /\1 -->", "", text, flags=re.S)  # perf-table, file:, run: ...
+    prose = re.sub(r"<!-- v:\S+ -->.*?<!-- /v -->", "", prose, flags=re.S)
+    prose = re.sub(r"```.*?```", "", prose, flags=re.S)
+    return [m[0] for m in TYPED_NUMBER.finditer(prose) if "datasheet" not in prose[max(0, m.start() - 40):m.start()]]
+
+
+@pytest.mark.parametrize("doc", [REPO / "README.md"] + [REPO / d / "README.md" for d in STEP_DIRS],
+                         ids=lambda p: str(p.relative_to(REPO)))
+def test_no_measured_number_is_typed_in_prose(doc):
+    # A number typed into a lesson goes stale when the results change; every
+    # measured number is a generated <!-- v:NAME.FIELD[@GPU] --> value or a
+    # generated block (tools/results_table.py).
+    assert not typed_numbers(doc.read_text()), f"{doc.relative_to(REPO)}: typed numbers {typed_numbers(doc.read_text())}"
+
+
+def test_typed_number_check_can_fail():
+    assert typed_numbers("reaches 93.8 % on the H100") == ["93.8 %"]
+    assert typed_numbers("the datasheet says 4.8 TB/s") == []  # a vendor's figure, not a measurement
+    assert typed_numbers("<!-- v:a.pct@H100 -->93.8 %<!-- /v --> and\n```\nPERF 1.0 ms\n```") == []

@@ -7,9 +7,12 @@ installs; a missing tool is a failure, never a skip.
 
 import re
 
-from sass import check_sass, dump_sass, find_pattern, find_tool, instruction, kernel_function, opcode, pattern_regex
+import pytest
 
-from conftest import binary
+from sass import (check_fences, check_sass, dump_ptx, dump_sass, fence_counts, find_pattern, find_tool, instruction,
+                  kernel_function, opcode, pattern_regex)
+
+from conftest import REPO, binary
 
 
 def test_cuobjdump_is_available():
@@ -23,6 +26,33 @@ def test_step_sass_contains_its_instructions(built, step_dir, step):
     for kernel, lines, problems in check_sass(functions, step.sass, step.sass_absent, step.sass_count):
         assert problems is not None, f"kernel {kernel} not found in {step_dir}"
         assert not problems, f"{kernel}: {problems}"
+
+
+FENCED_STEPS = [d for d in __import__("conftest").STEP_DIRS if d >= "03"]
+
+
+@pytest.mark.parametrize("fenced_step", FENCED_STEPS)
+def test_every_fence_is_pinned(built, fenced_step):
+    # Every fence, release, acquire and cluster barrier of every kernel, counted
+    # in the PTX and in the SASS against check.py's pins: an omission that the
+    # hardware hides (the data still come out right) fails here, with no GPU.
+    from checker import load_step
+    step = load_step(fenced_step)
+    assert step.fences and step.sass_fences, f"{fenced_step}/check.py pins no fences"
+    source = next((REPO / fenced_step).glob("*.cu"))
+    problems = check_fences(dump_ptx(source), step.fences, ptx=True)
+    problems += check_fences(dump_sass(binary(fenced_step)), step.sass_fences, ptx=False)
+    assert not problems, f"{fenced_step}: fences differ from their pins:\n" + "\n".join(problems)
+
+
+def test_fence_pins_see_an_omission():
+    # The counting itself: one fence fewer, one more, and an unpinned kernel are all reported.
+    ptx = {"_Z1kv": ["fence.proxy.async.shared::cta;", "st.global.u32 [%rd1], %r1;", "ld.acquire.gpu.global.u32 %r2, [%rd1];"]}
+    assert fence_counts(ptx, ptx=True) == {"_Z1kv": {"fence.proxy.async.shared::cta": 1, "ld.acquire.gpu.global.u32": 1}}
+    pins = {"k": {"fence.proxy.async.shared::cta": 1, "ld.acquire.gpu.global.u32": 1}}
+    assert check_fences(ptx, pins, ptx=True) == []
+    assert check_fences({"_Z1kv": ptx["_Z1kv"][1:]}, pins, ptx=True)  # the fence omitted
+    assert check_fences(ptx, {}, ptx=True)  # a kernel with fences and no pin
 
 
 def test_pattern_syntax():

@@ -25,7 +25,8 @@ int main(void) {
     fill_seeded_words(want, N, 7);
     int poison_free = 1, neighbours_differ = 1;
     for (size_t i = 0; i < N; ++i) {
-        poison_free &= want[i] != POISON_WORD;
+        poison_free &=
+            want[i] != POISON_WORD && (want[i] & ~SEEDED_MASK) == 0;  // the mask the proof rests on
         if (i) neighbours_differ &= want[i] != want[i - 1];
     }
     EXPECT("fill_never_poison", poison_free);
@@ -36,6 +37,16 @@ int main(void) {
     uint32_t other[4];
     fill_seeded_words(other, 4, 8);
     EXPECT("fill_seed_matters", memcmp(other, want, sizeof other) != 0);
+    // Every float a seeded word can give (2^24 values of k = w >> 7): never
+    // the poison, never NaN, inside [-1, 1). A proof by trying them all.
+    int floats_ok = 1;
+    for (uint32_t k = 0; k < (1u << 24); ++k) {
+        const float f = seeded_float(k << 7);
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        floats_ok &= bits != POISON_WORD && f == f && f >= -1.0f && f < 1.0f;
+    }
+    EXPECT("fill_floats_never_poison_every_k", floats_ok);
 
     // The comparator, against the three ways a copy goes wrong.
     memcpy(got, want, N * sizeof(uint32_t));

@@ -12,6 +12,8 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
     sass         {kernel: [SASS opcodes it must contain]}      (tools/sass.py)
     sass_absent  {kernel: [SASS opcodes it must NOT contain]}
     sass_count   {kernel: {SASS pattern: how many times exactly}}
+    fences       {kernel: {PTX fence/release/acquire/cluster-barrier opcode: count}}  (tools/sass.py --pins)
+    sass_fences  {kernel: {SASS opcode of such an instruction: count}}: what survives into machine code
     profile      what `make profile-NN` measures with ncu      (tools/ncu_profile.py)
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
@@ -38,7 +40,8 @@ from contract import (CHECK_RE, GPU_RE, REFERENCE, REPO, PERF_RE, deterministic_
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
-RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "profile"}
+RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "fences", "sass_fences",
+             "profile"}
 
 
 @dataclasses.dataclass
@@ -52,6 +55,8 @@ class Step:
     perf_order: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     sass_absent: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     sass_count: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    fences: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    sass_fences: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     profile: dict | None = None
 
     @property

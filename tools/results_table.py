@@ -98,18 +98,27 @@ FIELDS = {"pct": ("pct_of_memcpy", "{} %"), "gbps": ("gb_per_s", "{} GB/s"), "ms
 
 
 def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
+    """<!-- v:NAME.FIELD --> -> the reference GPU's number; <!-- v:NAME.FIELD@H100 --> -> the
+    number of the recorded GPU whose results file name contains H100 (results/NVIDIA_*H100*.csv)."""
     mine = {r["name"]: r for r in rows if r["step"] == step_dir}
 
     def value(m: re.Match) -> str:
-        name, field = m[1], m[2]
+        name, field, gpu = m[1], m[2], m[3]
         if field not in FIELDS:
             raise SystemExit(f"{step_dir}/README.md: unknown field .{field} in <!-- v:{name}.{field} -->")
-        if name not in mine:
-            return m[0] if not rows else f"<!-- v:{name}.{field} -->(not measured)<!-- /v -->"
+        table = mine
+        if gpu:
+            files = [f for f in sorted((REPO / "results").glob(f"NVIDIA_*{gpu}*.csv"))]
+            if len(files) != 1:
+                raise SystemExit(f"{step_dir}/README.md: @{gpu} names {len(files)} results files, not one")
+            table = {r["name"]: r for r in read_csv(files[0]) if r["step"] == step_dir}
+        tag = f"v:{name}.{field}{'@' + gpu if gpu else ''}"
+        if name not in table:
+            return m[0] if not rows else f"<!-- {tag} -->(not measured)<!-- /v -->"
         column, fmt = FIELDS[field]
-        return f"<!-- v:{name}.{field} -->{fmt.format(mine[name][column])}<!-- /v -->"
+        return f"<!-- {tag} -->{fmt.format(table[name][column])}<!-- /v -->"
 
-    return re.sub(r"<!-- v:(\S+?)\.(\w+) -->.*?<!-- /v -->", value, text, flags=re.S)
+    return re.sub(r"<!-- v:(\S+?)\.(\w+)(?:@(\w+))? -->.*?<!-- /v -->", value, text, flags=re.S)
 
 
 def expected_lines(step_dir: str, text: str) -> str:

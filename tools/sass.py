@@ -132,6 +132,71 @@ def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
     return None
 
 
+# The instructions that order memory: a fence, a release or an acquire, a
+# cluster barrier. Each step's check.py pins how many of each every kernel
+# holds (`fences`, from the PTX, and `sass_fences`, what survives into SASS),
+# so an omission the hardware may hide (the data still come out right) fails
+# a CPU test. Not every PTX fence leaves SASS: fence.mbarrier_init compiles to
+# nothing on sm_90a, which is why the PTX is pinned as well.
+PTX_FENCE = re.compile(r"^(fence\.|membar|barrier\.cluster|tensormap\.cp_fenceproxy)|\.(release|acquire)(\.|$)")
+SASS_FENCES = ("FENCE.VIEW.ASYNC.S", "MEMBAR.ALL.GPU", "MEMBAR.SC.GPU", "UTMACCTL.IV", "UCGABAR_ARV", "UCGABAR_WAIT",
+               "STG.E.STRONG.GPU", "LDG.E.STRONG.GPU")
+
+
+def dump_ptx(source: pathlib.Path, nvcc: str = "nvcc") -> dict[str, list[str]]:
+    """Mangled kernel name -> its PTX instruction lines, compiled from a step's source."""
+    text = subprocess.run([nvcc, "-std=c++17", f"-I{REPO}", "-gencode", "arch=compute_90a,code=sm_90a", "-ptx",
+                           str(source), "-o", "-"], capture_output=True, text=True, check=True).stdout
+    functions: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"\.(?:visible )?\.entry (\w+)\(", line.strip())
+        if m:
+            current = functions.setdefault(m[1], [])
+        elif current is not None and re.match(r"\s+(@!?%p\d+\s+)?[a-z]", line) and line.strip().endswith(";"):
+            current.append(re.sub(r"^@!?%p\d+\s+", "", line.strip()))
+    return functions
+
+
+def fence_counts(functions: dict[str, list[str]], ptx: bool) -> dict[str, dict[str, int]]:
+    """{mangled kernel: {fence opcode: count}} for every kernel that holds one."""
+    out = {}
+    for f, lines in functions.items():
+        ops = [ln.split()[0].rstrip(";") for ln in lines] if ptx else [opcode(ln) for ln in lines]
+        fences = [op for op in ops if (PTX_FENCE.search(op) if ptx else op in SASS_FENCES)]
+        if fences:
+            out[f] = {op: fences.count(op) for op in sorted(set(fences))}
+    return out
+
+
+def check_fences(functions: dict[str, list[str]], pins: dict[str, dict[str, int]], ptx: bool) -> list[str]:
+    """Problems: a pinned kernel missing, a count that differs, a kernel with fences that nothing pins."""
+    counts, problems, pinned = fence_counts(functions, ptx), [], set()
+    for kernel, want in pins.items():
+        f = kernel_function(functions, kernel)
+        if f is None:
+            problems.append(f"{kernel}: no such kernel")
+            continue
+        pinned.add(f)
+        got = counts.get(f, {})
+        for op in sorted(set(want) | set(got)):
+            if got.get(op, 0) != want.get(op, 0):
+                problems.append(f"{kernel}: {got.get(op, 0)} x {op}, pinned {want.get(op, 0)}")
+    problems += [f"{f}: fences {counts[f]} but no pin" for f in counts if f not in pinned]
+    return problems
+
+
+def demangled_kernel(mangled: str) -> str:
+    """'_Z9broadcastILb1EEv14CUtensorMap_stPjjj' -> 'broadcast<true>' (the form check.py uses)."""
+    d = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
+    d, depth = re.sub(r"^void ", "", d), 0
+    for i, ch in enumerate(d):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "(" and depth == 0:
+            return d[:i]
+    return d
+
+
 def check_sass(functions: dict[str, list[str]], spec: dict[str, list[str]], absent: dict[str, list[str]] | None = None,
                count: dict[str, dict[str, int]] | None = None):
     """Yields (kernel, matching lines, problems), problems None if the kernel is absent,
@@ -166,9 +231,19 @@ def main() -> int:
     ap.add_argument("step", help="step folder, e.g. 01_memcpy_baseline")
     ap.add_argument("--binary", type=pathlib.Path)
     ap.add_argument("--all", action="store_true", help="print every SASS line of those kernels")
+    ap.add_argument("--pins", action="store_true",
+                    help="print the fence pins (fences, sass_fences) of this build for check.py")
     a = ap.parse_args()
     step = step_or_exit(a.step, "sass")
     binary = a.binary or REPO / "build" / step.name
+    if a.pins:
+        source = next((REPO / step.name).glob("*.cu"))
+        for key, funcs, ptx in (("fences", dump_ptx(source), True), ("sass_fences", dump_sass(binary), False)):
+            print(f"{key} = {{")
+            for f, c in sorted(fence_counts(funcs, ptx).items(), key=lambda kv: demangled_kernel(kv[0])):
+                print(f"    {demangled_kernel(f)!r}: {c!r},".replace("'", '"'))
+            print("}")
+        return 0
     if not binary.is_file():
         print(f"{binary} not found: build it with `make build-{step.name[:2]}`")
         return 2

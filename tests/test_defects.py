@@ -1,0 +1,86 @@
+"""Every planted defect (tests/defects/*.diff and NN_topic/bugs/N.diff) still
+applies, names a catcher that exists, and the check lines of every expected
+output are mapped to a defect that must make them FAIL (tools/mutation.py
+runs them: `make mutation`, `make mutation GPU=1`)."""
+
+import fnmatch
+import re
+import subprocess
+
+import pytest
+
+import mutation
+from conftest import REPO, STEP_DIRS
+from contract import check_lines
+
+DEFECTS = mutation.defects()
+UNCOVERED = REPO / "tests" / "defects" / "UNCOVERED.txt"
+
+
+@pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
+def test_the_defect_applies(d):
+    p = subprocess.run(["git", "apply", "--check", str(d.path)], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0, f"{d.name} no longer applies: {p.stderr.strip()}"
+
+
+def pytest_targets(expr: str) -> list[tuple[str, str]]:
+    """'tests/a.py::test_x[p] -k y' -> [('tests/a.py', 'test_x')] (the node ids named)."""
+    return [(f, n) for f, n in re.findall(r"(tests/\w+\.py)(?:::(\w+))?", expr)]
+
+
+@pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
+def test_the_catcher_exists(d):
+    kind, _, what = d.catcher.partition(":")
+    assert kind in ("cpu", "gpu"), f"{d.name}: catcher kind {kind!r} (cpu: or gpu:)"
+    if kind == "cpu":
+        targets = pytest_targets(what)
+        assert targets, f"{d.name}: a cpu catcher names tests/<file>.py[::test]"
+        for f, name in targets:
+            assert (REPO / f).is_file(), f"{d.name}: {f} does not exist"
+            if name:
+                assert re.search(rf"^def {name}\(", (REPO / f).read_text(), re.M), f"{d.name}: no {f}::{name}"
+        return
+    step, _, _, patterns = mutation.parse_gpu_catcher(d.catcher)
+    assert step in STEP_DIRS, f"{d.name}: {step} is not a step"
+    names = [m["name"] for m in check_lines((REPO / step / "expected_output.txt").read_text())]
+    for pat in patterns:
+        assert any(fnmatch.fnmatchcase(n, pat) for n in names), f"{d.name}: no check line {pat} in {step}"
+
+
+def covered_lines() -> dict[str, set[str]]:
+    """{step: check lines of its expected output that some GPU defect names}."""
+    out: dict[str, set[str]] = {}
+    for step in STEP_DIRS:
+        names = [m["name"] for m in check_lines((REPO / step / "expected_output.txt").read_text())]
+        pats = [p for d in DEFECTS if d.on_gpu and mutation.parse_gpu_catcher(d.catcher)[0] == step
+                for p in mutation.parse_gpu_catcher(d.catcher)[3]]
+        out[step] = {n for n in names if any(fnmatch.fnmatchcase(n, p) for p in pats)}
+    return out
+
+
+def test_every_check_line_has_a_negative_control_or_is_listed_as_a_gap():
+    # UNCOVERED.txt lists "<step> <check line>" for the lines no planted defect
+    # is aimed at yet: the known gap, exactly. A new check line without a
+    # defect fails here, and so does a listed line that a defect now covers.
+    covered = covered_lines()
+    gap = set()
+    for step in STEP_DIRS:
+        for m in check_lines((REPO / step / "expected_output.txt").read_text()):
+            if m["name"] not in covered[step]:
+                gap.add(f"{step} {m['name']}")
+    listed = {ln.strip() for ln in UNCOVERED.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+    assert not gap - listed, "check lines with no planted defect aimed at them:\n" + "\n".join(sorted(gap - listed))
+    assert not listed - gap, "listed as uncovered but covered (or gone): remove from UNCOVERED.txt:\n" + \
+        "\n".join(sorted(listed - gap))
+
+
+def test_a_planted_run_is_judged_by_its_named_lines():
+    out = ("check  tiling ........................ FAIL  (5 of 9 wrong)\n"
+           "check  bulk_load ..................... PASS  (0 of 9 wrong)\n")
+    assert mutation.judge_run(out, 1, ["tiling"])[0] == "caught"
+    assert mutation.judge_run(out, 1, ["bulk_*"])[0] == "MISSED"  # the aimed line passed
+    assert mutation.judge_run(out, 0, ["tiling"])[0] == "MISSED"  # exit 0: nothing was caught
+    assert mutation.judge_run(out, 1, ["nonesuch"])[0] == "STALE"  # the line is not printed
+    assert mutation.judge_run("", 2, [], want=2)[0] == "caught"  # a refusal, where one is the catch
+    assert mutation.parse_gpu_catcher("gpu:07_reduce_multicast --full --exit 2 a b") == \
+        ("07_reduce_multicast", True, 2, ["a", "b"])
