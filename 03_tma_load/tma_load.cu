@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();  // barrier initialized and box poisoned, for everyone
     if (threadIdx.x == 0) {
-        // LAB-BEGIN: arm the barrier for the box's bytes, then load the box at (col0, row0) with one TMA load
+        // LAB-BEGIN: arm the barrier for the box's bytes, then load this block's box with one TMA load (which coordinate comes first?)
         mbar_arrive_expect_tx(&bar, bytes);
         tma_load_2d(box, &map, col0, row0, &bar);  // coordinates: column first, then row
         // LAB-STUB: (void)col0, (void)row0, (void)bytes;

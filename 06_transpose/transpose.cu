@@ -235,8 +235,8 @@ static void launch_smem_padded(const Transpose* t) {
 // Thread 0 loads the 32 x 32 box at (c0, r0) of the input map; the block
 // writes its transpose into a second box; every thread fences (its writes
 // are generic-proxy, the store reads through the async proxy); thread 0
-// stores the box at (r0, c0) of the output map, whose dimensions are the
-// input's swapped. Edge boxes: the load fills what lies outside the matrix
+// stores the box through the output map, whose dimensions are the input's
+// swapped. Edge boxes: the load fills what lies outside the matrix
 // with zeros, and the store writes only what lies inside.
 // Thread (i, j) = (threadIdx.x / 32, threadIdx.x % 32): a warp reads row i of
 // the input box and writes it as column i of the output box. Unswizzled

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(RT_THREADS)
     fence_proxy_async_shared();  // these generic writes before the TMA's async-proxy read
     __syncthreads();
     if (threadIdx.x == 0) {
-        // LAB-BEGIN: reduce the box into the output tile at (c0, r0) with the op OP (tma_reduce.cuh)
+        // LAB-BEGIN: reduce the box into this block's output tile with the op OP (tma_reduce.cuh; the coordinates are a load's)
         tma_reduce_2d<OP>(&map, (int32_t)c0, (int32_t)r0, box);  // element type: the map's (u32)
         // LAB-END
         bulk_commit_group();

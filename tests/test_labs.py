@@ -66,10 +66,12 @@ def test_student_copy_is_the_solution_outside_its_holes(step_dir, tmp_path):
         rest.append(ln)
     assert rest == kept
     assert "LAB-BEGIN" not in "\n".join(student), "the solution leaked into the student copy"
-    # the other files of the step are copied unchanged
+    # the other files of the step are copied unchanged, but for the lesson's quotes of a hole's solution
     for f in (REPO / step_dir).iterdir():
         if f.is_file() and f.suffix != ".cu":
-            assert (tmp_path / step_dir / f.name).read_bytes() == f.read_bytes()
+            want = lab.scrub_lesson(f.read_text(), step_dir, "\n".join(solution)) if f.name == "README.md" \
+                else f.read_text()
+            assert (tmp_path / step_dir / f.name).read_text() == want
 
 
 @pytest.mark.parametrize("step_dir", STEP_DIRS)
@@ -120,3 +122,39 @@ def test_lab_dist_holds_no_solution(tmp_path):
             assert "TODO(lab" in text and "LAB-BEGIN" not in text
         assert "tutorial-labs/common/tutorial.cuh" in names and "tutorial-labs/Makefile" in names
         assert "tutorial-labs/labs/README.md" in names
+
+
+def leaks(text, solutions):
+    """The solution lines of the holes that a text quotes (whitespace collapsed)."""
+    flat = lab.squash(text)
+    return sorted(s for s in solutions if s in flat)
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_no_student_copy_holds_a_solution(step_dir, tmp_path):
+    # Every line of every hole's solution (trivial lines and lines the copy shows
+    # anyway excluded) must be absent from every file of the student copy: the
+    # program, the lesson (its quotes become the hole's TODO), everything else.
+    solutions = lab.solution_lines(lab.step_program(step_dir).read_text())
+    assert solutions, f"{step_dir}: no solution line to look for"
+    lab.make_lab(step_dir, tmp_path)
+    for f in (tmp_path / step_dir).rglob("*"):
+        if f.is_file():
+            assert not leaks(f.read_text(), solutions), f"{f.name} in the student copy quotes {leaks(f.read_text(), solutions)}"
+
+
+def test_the_bundle_holds_no_solution(tmp_path):
+    run(["python3", "tools/lab.py", "dist", "--out", str(tmp_path / "labs.tar.gz")])
+    solutions = {s: d for d in STEP_DIRS for s in lab.solution_lines(lab.step_program(d).read_text())}
+    with tarfile.open(tmp_path / "labs.tar.gz") as tar:
+        for m in tar.getmembers():
+            if m.isfile():
+                text = tar.extractfile(m).read().decode(errors="replace")
+                assert not leaks(text, solutions), f"{m.name} in the bundle quotes {leaks(text, solutions)}"
+
+
+def test_the_leak_check_sees_a_quoted_answer():
+    program = "int f() {\n    // LAB-BEGIN: compute the answer\n    return compute_the_answer(42);\n    // LAB-STUB: return 0;\n    // LAB-END\n}\n"
+    sols = lab.solution_lines(program)
+    assert leaks("the lesson shows `return compute_the_answer(42);`", sols)
+    assert not leaks(lab.scrub_lesson("```cuda\n    return compute_the_answer(42);\n```\n", "09", program), sols)

@@ -83,6 +83,44 @@ def student_text(text: str, step: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def solution_lines(text: str) -> dict[str, int]:
+    """{a hole's solution line, whitespace collapsed: its hole number} for the lines that give the answer
+    away: stubs, short lines (`}`, `__syncthreads();`) and lines the student copy shows anyway excluded."""
+    lines, given = text.splitlines(), squash(student_text(text, ""))
+    out = {}
+    for k, (first, end, _, _, _) in enumerate(holes(text), 1):
+        for ln in lines[first + 1:end]:
+            s = squash(ln)
+            if not STUB.match(ln) and len(s) >= 12 and s not in given:
+                out[s] = k
+    return out
+
+
+def squash(s: str) -> str:
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def scrub_lesson(text: str, step: str, program: str) -> str:
+    """The lesson as a student copy shows it: a line that quotes a hole's solution (in a code or a diff
+    block) becomes that hole's TODO line, so the copy shows the hole and not the answer."""
+    sols, out = solution_lines(program), []
+    for ln in text.splitlines():
+        body = ln[1:] if ln[:1] in "+- " and squash(ln[1:]) in sols else ln
+        k = sols.get(squash(body))
+        out.append(f"{ln[:len(ln) - len(ln.lstrip())]}// TODO(lab {step[:2]}.{k}): see the hole in the program" if k else ln)
+    return "\n".join(out) + "\n"
+
+
+def student_file(f: pathlib.Path, step: str) -> str:
+    """A step folder's file as the student copy holds it."""
+    text = f.read_text()
+    if f.suffix == ".cu":
+        return student_text(text, step)
+    if f.name == "README.md":
+        return scrub_lesson(text, step, step_program(step).read_text())
+    return text
+
+
 def step_program(step: str) -> pathlib.Path:
     return next((REPO / step).glob("*.cu"))
 
@@ -93,8 +131,7 @@ def make_lab(step: str, out_root: pathlib.Path) -> pathlib.Path:
     dst.mkdir(parents=True, exist_ok=True)
     for f in sorted((REPO / step).iterdir()):
         if f.is_file():
-            text = f.read_text()
-            (dst / f.name).write_text(student_text(text, step) if f.suffix == ".cu" else text)
+            (dst / f.name).write_text(student_file(f, step))
     return dst
 
 
@@ -148,9 +185,7 @@ def dist(out: pathlib.Path) -> None:
             for f in sorted((REPO / step).iterdir()):
                 if not f.is_file():
                     continue
-                data = f.read_text()
-                if f.suffix == ".cu":
-                    data = student_text(data, step)
+                data = student_file(f, step)
                 info = tarfile.TarInfo(f"tutorial-labs/{step}/{f.name}")
                 blob = data.encode()
                 info.size = len(blob)
