@@ -47,10 +47,15 @@ def diff_paths(step: str) -> dict[int, pathlib.Path]:
     return {int(p.stem): p for p in folder.glob("*.diff") if p.stem.isdigit()} if folder.is_dir() else {}
 
 
+def diff_header(path: pathlib.Path) -> dict[str, str]:
+    """The 'key: value' lines before a planted diff (what, tells, caught by); tools/mutation.py reads them too."""
+    head = path.read_text().split("\n--- a/", 1)[0]
+    return {m[1]: m[2].strip() for m in re.finditer(r"^([a-z][a-z ]*): (.+)$", head, re.M)}
+
+
 def describe(path: pathlib.Path) -> dict[str, str]:
     """The text before the diff: {what, tells}; each field must be there."""
-    head = path.read_text().split("\n--- a/", 1)[0]
-    found = {m[1]: m[2].strip() for m in re.finditer(r"^(\w+): (.+)$", head, re.M)}
+    found = diff_header(path)
     missing = [f for f in FIELDS if not found.get(f)]
     if missing:
         raise ValueError(f"{path.relative_to(REPO)}: no {', '.join(missing)} line before the diff")

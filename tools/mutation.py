@@ -46,6 +46,9 @@ import subprocess
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+from bugs import diff_header  # noqa: E402
+
 DEFECTS = REPO / "tests" / "defects"
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
 CHECK_LINE = re.compile(r"^check\s+(\S+) \.+ (PASS|FAIL) ")
@@ -66,18 +69,12 @@ class Defect:
         return self.catcher.startswith("gpu:")
 
 
-def header(path: pathlib.Path) -> dict[str, str]:
-    """The 'key: value' lines before the diff."""
-    head = path.read_text().split("\n--- a/", 1)[0]
-    return {m[1]: m[2].strip() for m in re.finditer(r"^([a-z][a-z ]*): (.+)$", head, re.M)}
-
-
 def defects() -> list[Defect]:
     """Every planted defect: the test suite's, then each step's learner bugs."""
     paths = sorted(DEFECTS.glob("*.diff")) + sorted(REPO.glob("[0-9][0-9]_*/bugs/*.diff"))
     out = []
     for p in paths:
-        h = header(p)
+        h = diff_header(p)
         if not h.get("what") or not h.get("caught by"):
             raise ValueError(f"{p.relative_to(REPO)}: needs 'what:' and 'caught by:' lines before the diff")
         out.append(Defect(p, h["what"], h["caught by"]))

@@ -108,7 +108,7 @@ def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
             raise SystemExit(f"{step_dir}/README.md: unknown field .{field} in <!-- v:{name}.{field} -->")
         table = mine
         if gpu:
-            files = [f for f in sorted((REPO / "results").glob(f"NVIDIA_*{gpu}*.csv"))]
+            files = sorted((REPO / "results").glob(f"NVIDIA_*{gpu}*.csv"))
             if len(files) != 1:
                 raise SystemExit(f"{step_dir}/README.md: @{gpu} names {len(files)} results files, not one")
             table = {r["name"]: r for r in read_csv(files[0]) if r["step"] == step_dir}
