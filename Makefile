@@ -32,8 +32,15 @@ BUILD     := build
 ARGS      ?=
 # Seconds a checked run may take before the checker calls it hung.
 CHECK_TIMEOUT ?= 600
+# The lab bundle (`make lab-dist`, unpacked) marks itself with .lab-bundle: there
+# the step folders are the student's own copies, so `make grade-NN` grades them
+# where they are, and the targets that need the full tutorial say so.
+BUNDLE := $(wildcard .lab-bundle)
 # Where `make lab-NN` writes a student copy and `make grade-NN` grades it.
-LAB ?= labs
+LAB ?= $(if $(BUNDLE),.,labs)
+BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-table, test, mutation, notebooks, and experiments need the full tutorial.
+# The first line of every target that needs the full tutorial: in the bundle it stops with a reason.
+FULL_ONLY = $(if $(BUNDLE),@echo "make $@: not part of the lab bundle (it needs the full tutorial: results/, tests/, notebooks/, bugs/)"; exit 2)
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
 STEPS     := $(foreach d,$(STEP_DIRS),$(firstword $(subst _, ,$(d))))
@@ -46,7 +53,7 @@ FLAGS_STAMP := $(BUILD)/flags.txt
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation lab-dist
+.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation lab-dist grade-class
 
 all: $(BINARIES)
 
@@ -71,7 +78,7 @@ step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^
 # flags. The compiler's output goes to build/NN_topic.log (the warnings test
 # reads it); the terminal shows the command and any warning.
 define STEP_RULES
-.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1) bug-$(1)
+.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1) bug-$(1) compile-command-$(1)
 $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@ $(call step_link,$(2))  (log: $$@.log)"
 	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ $(call step_link,$(2)) > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
@@ -90,17 +97,20 @@ profile-$(1): $(BUILD)/$(2)
 # Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
 # copy under build/bugs/, built with these flags, run, and the outcome named.
 bug-$(1): $(FLAGS_STAMP)
+	$(FULL_ONLY)
 	@$(if $(N),$(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS),$(PYTHON) tools/bugs.py list $(2))
 lab-$(1):
+	$(FULL_ONLY)
 	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
-# The student copy's own folder comes first on the include path, the
-# repository (the harness, earlier steps' headers) after it.
-grade-$(1):
-	@test -d $(LAB)/$(2) || { echo "no lab in $(LAB)/$(2): run make lab-$(1) LAB=$(LAB) first"; exit 2; }
-	@mkdir -p $(LAB)/build
-	@$(NVCC) -I$(LAB) $$(ALL_FLAGS) $(LAB)/$(2)/*.cu -o $(LAB)/build/$(2) $(call step_link,$(2)) > $(LAB)/build/$(2).log 2>&1 || { cat $(LAB)/build/$(2).log; echo "grade-$(1): the lab does not build"; exit 1; }
-	@grep -i "warning" $(LAB)/build/$(2).log || true
-	@$(PYTHON) tools/lab.py grade $(2) --binary $(LAB)/build/$(2) --timeout $(CHECK_TIMEOUT)
+# The grader builds only the copy's program, alone, against this repository's
+# harness and headers, and judges it with this repository's check.py (tools/lab.py
+# says why). make's own exit status is 0 or 2; tools/lab.py grade's is the verdict's.
+grade-$(1): $(FLAGS_STAMP)
+	@$(PYTHON) tools/lab.py grade $(2) $(LAB) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))"
+# The compiler command and the link flags, one line each (tools/lab.py asks for them).
+compile-command-$(1):
+	@echo "$(NVCC) $$(ALL_FLAGS)"
+	@echo "$(call step_link,$(2))"
 endef
 $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
 -include $(wildcard $(BUILD)/*.d)
@@ -112,7 +122,8 @@ EXP_SRCS := $(wildcard results/experiments/*.cu)
 EXP_BINS := $(patsubst results/experiments/%.cu,$(BUILD)/experiments/%,$(EXP_SRCS))
 file_link = $(if $(shell sed -n 's|^// link: ||p' $(1)),$(shell sed -n 's|^// link: ||p' $(1)) -Xlinker -rpath=$(CUDA_HOME)/lib64)
 .PHONY: experiments
-experiments: $(EXP_BINS)
+experiments: $(if $(BUNDLE),,$(EXP_BINS))
+	$(FULL_ONLY)
 $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "$(NVCC) $(ALL_FLAGS) $< -o $@ $(call file_link,$<)  (log: $@.log)"
@@ -135,11 +146,13 @@ sanitize: all
 
 # Every step at full size; PERF lines into results/<gpu>.csv, then the result
 # tables in README.md and the lessons are regenerated from that file.
-bench: all
+bench: $(if $(BUNDLE),,all)
+	$(FULL_ONLY)
 	$(PYTHON) tools/bench.py $(STEP_DIRS)
 	$(PYTHON) tools/results_table.py
 
 results-table:
+	$(FULL_ONLY)
 	$(PYTHON) tools/results_table.py
 
 # The Python environment for tests and notebooks: created once, refreshed when
@@ -152,27 +165,40 @@ $(VENV)/.installed: requirements.txt
 	@touch $@
 
 # The CPU test suite (no GPU needed): builds every step, then pytest.
-test: venv all
+test: $(if $(BUNDLE),,venv all)
+	$(FULL_ONLY)
 	$(VPY) -m pytest tests
 
 # Plants defects one at a time (tools/mutation.py lists them) and checks that
 # the test aimed at each catches it; GPU=1 adds those only a GPU run can catch.
 # Not part of `make test`: it rebuilds and reruns a lot.
-mutation: venv all
+mutation: $(if $(BUNDLE),,venv all)
+	$(FULL_ONLY)
 	$(VPY) tools/mutation.py $(if $(GPU),--gpu)
 
 # Every step's student copy with the harness and the tools, no solutions.
 lab-dist:
+	$(FULL_ONLY)
 	$(PYTHON) tools/lab.py dist --out $(BUILD)/labs.tar.gz
+
+# A class: every folder of DIR is one student's (holding NN_topic/); builds in
+# parallel, runs one at a time, one CSV row each (DIR/grades_NN.csv).
+grade-class: $(FLAGS_STAMP)
+	@test -n "$(NN)" -a -n "$(DIR)" || { echo "usage: make grade-class NN=03 DIR=submissions/"; exit 2; }
+	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
+	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))"
 
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
-notebooks: venv
+# HTML with each figure's description as its alt text (notebooks/templates/described).
+NB_HTML := --TemplateExporter.extra_template_basedirs=notebooks/templates --template described
+notebooks: $(if $(BUNDLE),,venv)
+	$(FULL_ONLY)
 	@mkdir -p $(BUILD)/notebooks
 	@for nb in $(NOTEBOOKS); do \
 	  $(VPY) -m jupyter nbconvert --to notebook --execute --output-dir $(BUILD)/notebooks $$nb || exit 1; \
-	  $(VPY) -m jupyter nbconvert --to html --output-dir $(BUILD)/notebooks $(BUILD)/notebooks/$$(basename $$nb) || exit 1; \
+	  $(VPY) -m jupyter nbconvert --to html $(NB_HTML) --output-dir $(BUILD)/notebooks $(BUILD)/notebooks/$$(basename $$nb) || exit 1; \
 	done
 
 help:
@@ -195,11 +221,14 @@ help:
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
 	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too)"
 	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
-	@echo "  make grade-NN        build \$$(LAB)/NN_* and grade it like check-NN: a line per part, a score"
+	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program alone, built and judged with this tutorial's files"
+	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR into DIR/grades_NN.csv"
+	@echo "  make compile-command-NN   the compiler command and link flags of step NN (the grader's)"
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
-	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR"
+	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 
 clean:
 	rm -rf $(BUILD)

@@ -60,6 +60,15 @@ def test_help_lists_every_target():
         assert generic in listed or t in listed, f"`make help` does not list {t}"
 
 
+def test_readme_targets_table_is_make_help():
+    # The README's Targets table and `make help` name the same targets (a newcomer reads either).
+    helptext = run(["make", "help"]).stdout
+    listed = (set(re.findall(r"^  make (\S+)", helptext, re.M)) - {"/"}) | {"all"}  # "make / make all"
+    table = (REPO / "README.md").read_text().split("## Targets", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"`make ([a-z][\w-]*)", table))
+    assert rows == listed, f"only in README: {sorted(rows - listed)}; only in make help: {sorted(listed - rows)}"
+
+
 def test_result_tables_are_generated_and_current():
     p = run(["python3", "tools/results_table.py", "--check"])
     assert p.returncode == 0, p.stdout
@@ -263,3 +272,12 @@ def test_typed_number_check_can_fail():
     assert typed_numbers("reaches 93.8 % on the H100") == ["93.8 %"]
     assert typed_numbers("the datasheet says 4.8 TB/s") == []  # a vendor's figure, not a measurement
     assert typed_numbers("<!-- v:a.pct@H100 -->93.8 %<!-- /v --> and\n```\nPERF 1.0 ms\n```") == []
+
+
+def test_the_layout_names_every_tool_header_and_notebook():
+    layout = (REPO / "README.md").read_text().split("## Repository layout", 1)[1]
+    names = [p.name for p in (REPO / "tools").iterdir() if p.suffix in (".py", ".sh")]
+    names += [str(p.relative_to(REPO)) for d in STEP_DIRS for p in (REPO / d).iterdir() if p.suffix in (".cuh", ".h")]
+    names += [p.name for p in (REPO / "notebooks").glob("*.ipynb")] + ["labs/", "STUDENT.md"]
+    missing = [n for n in sorted(names) if n.replace(".ipynb", "") not in layout]
+    assert not missing, f"README.md's layout does not name {missing}"

@@ -5,6 +5,9 @@ their text outputs must be what a fresh run prints today, so a committed
 notebook never shows numbers the recordings no longer hold."""
 
 import pathlib
+import re
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -49,3 +52,20 @@ def test_notebook_executes_and_draws(path: pathlib.Path):
     assert texts(nb) == committed, (
         f"{path.name}: its committed outputs are stale; refresh them with "
         f"`cd notebooks && ../.venv/bin/python -m jupyter nbconvert --to notebook --execute --inplace {path.name}`")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_figure_carries_its_description(path: pathlib.Path, tmp_path):
+    # Each figure is shown with its alt text in the output's metadata, and `make notebooks`' HTML template
+    # writes it: nbconvert's own writes none and warns "Alternative text is missing".
+    nb = nbformat.read(path, as_version=4)
+    figures = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert figures and all(len(o.get("metadata", {}).get("image/png", {}).get("alt", "")) > 30 for o in figures), path.name
+    p = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *NB_HTML, "--output-dir",
+                        str(tmp_path), str(path)], capture_output=True, text=True, cwd=REPO)
+    assert p.returncode == 0 and "Alternative text is missing" not in p.stderr, p.stderr
+    html = (tmp_path / path.with_suffix(".html").name).read_text()
+    assert html.count("<img ") == len(figures) and 'alt=""' not in html
+
+
+NB_HTML = re.search(r"^NB_HTML := (.+)$", (REPO / "Makefile").read_text(), re.M)[1].split()

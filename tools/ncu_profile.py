@@ -68,9 +68,11 @@ def main() -> int:
     if not step.profile:
         print(f"{step.name}/check.py declares no profile: nothing to measure")
         return 2
-    ncu = shutil.which("ncu") or str(pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "ncu")
+    cuda_bin = pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin"
+    ncu = shutil.which("ncu") or str(cuda_bin / "ncu")
     if not pathlib.Path(ncu).is_file():
-        print("ncu (Nsight Compute) not found on PATH or in $CUDA_HOME/bin")
+        print(f"ncu (Nsight Compute) not found on PATH or in {cuda_bin}: install Nsight Compute "
+              "(README.md, Troubleshooting) or put its folder on PATH")
         return 2
     binary = a.binary or REPO / "build" / step.name
     if not binary.is_file():

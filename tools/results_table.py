@@ -43,7 +43,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import load_step  # noqa: E402
-from contract import REFERENCE_GPU, REPO, check_lines, perf_csv, read_csv, step_dirs  # noqa: E402
+from contract import REFERENCE_GPU, REPO, check_lines, gpu_slug, perf_csv, read_csv, step_dirs  # noqa: E402
 from bench import run_dir  # noqa: E402
 import bugs  # noqa: E402
 
@@ -65,7 +65,14 @@ def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
         if not found:
             return "not yet measured"
         wrong, total = sum(int(m["wrong"]) for m in found), sum(int(m["total"]) for m in found)
-        return f"`{prefix}*`: {wrong} of {total} elements misplaced ({len(found)} layouts)"
+        cell = f"`{prefix}*`: {wrong} of {total} elements misplaced ({len(found)} layouts)"
+        for run in sorted((REPO / "results" / "runs").glob(f"*/{step_dir}.txt")):  # the other GPUs' recorded runs
+            if run.parent.name != gpu_slug(REFERENCE_GPU):
+                other = [m for m in check_lines(run.read_text()) if m["name"].startswith(prefix)]
+                if other:
+                    cell += (f"; {run.parent.name.replace('NVIDIA_', '').replace('_', ' ')}: "
+                             f"{sum(int(m['wrong']) for m in other)} of {sum(int(m['total']) for m in other)}")
+        return cell
     cell = next((f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})" for r in rows
                  if r["step"] == step_dir and r["name"] == step.headline), "not yet measured")
     for path in sorted(REPO.glob("results/*.csv")):  # every other GPU that has a recording
