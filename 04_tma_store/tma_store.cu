@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(32)
     for (uint32_t k = 0; k < issued; ++k) {
         const uint32_t s = k % COPY_STAGES;
         if (!MBAR_WAIT(&full[s], (k / COPY_STAGES) & 1)) break;
-        // LAB-BEGIN: store stage s back as box box_of[s] (rows box_of[s] * COPY_BOX_ROWS) through out_map
+        // LAB-BEGIN: store stage s back through out_map, to where box box_of[s] came from (a box is COPY_BOX_ROWS full rows): which coordinates, in which order?
         tma_store_2d(&out_map, 0, (int32_t)(box_of[s] * COPY_BOX_ROWS), stage + s * COPY_BOX_WORDS);
         // LAB-STUB: asm volatile("" : : "r"(box_of[s]));  // keeps box_of in use until the store is written
         // LAB-END

@@ -19,3 +19,14 @@ static __device__ __forceinline__ void named_barrier_sync(void) {
     static_assert(THREADS % 32 == 0, "a named barrier counts whole warps");
     asm volatile("bar.sync %0, %1;" : : "n"(ID), "n"(THREADS) : "memory");
 }
+
+// bar.arrive: count this warp in at barrier ID and go on without waiting. The
+// other THREADS - (these) threads wait there with bar.sync: a one-way signal
+// between warp groups (step 09's ping-pong consumers hand the tensor cores
+// over with it). SASS: BAR.ARV.
+template <int ID, int THREADS>
+static __device__ __forceinline__ void named_barrier_arrive(void) {
+    static_assert(ID >= 1 && ID <= 15, "barrier 0 is __syncthreads(): use 1..15");
+    static_assert(THREADS % 32 == 0, "a named barrier counts whole warps");
+    asm volatile("bar.arrive %0, %1;" : : "n"(ID), "n"(THREADS) : "memory");
+}

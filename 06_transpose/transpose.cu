@@ -14,8 +14,7 @@
 // SASS: make sass-06. Counters: make profile-06. Lesson: 06_transpose/README.md.
 //
 // Run: make run-06 [ARGS="--rows 4099 --cols 3001"], make check-06.
-#include <cublas_v2.h>
-
+#include "common/cublas_check.h"
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/pipeline.cuh"
@@ -145,16 +144,6 @@ static size_t check_transposed(const char* name, const Transpose* t, bool tma_st
         poison_device((t)->out, (t)->framed_words * 4, (t)->s);                   \
         CHECK_THEN_TIME(name_, (t)->cli, (t)->s, 2.0 * 4 * (t)->rows * (t)->cols, \
                         check_transposed(name_, (t), (tma_store)), __VA_ARGS__);  \
-    } while (0)
-
-#define CUBLAS_CHECK(call)                                                                     \
-    do {                                                                                       \
-        const cublasStatus_t st_ = (call);                                                     \
-        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                    \
-            fprintf(stderr, "cuBLAS error at %s:%d: %s\n  -> %s\n", __FILE__, __LINE__, #call, \
-                    cublasGetStatusName(st_));                                                 \
-            exit(EXIT_USAGE);                                                                  \
-        }                                                                                      \
     } while (0)
 
 // ---- Indices shared by the kernels and the host's bank model ---------------

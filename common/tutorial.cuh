@@ -465,15 +465,17 @@ static inline int print_result(void) {
     return g_checks_failed ? EXIT_WRONG : EXIT_PASS;
 }
 
-static inline int finish(void) {
+// The machine lines, in order: GPU, TIME and PERF. A PERF line is its work
+// (bytes, or step 09's flops) per second in `unit` (1 unit = `scale`), and
+// that as a percent of the same work's reference, whose time in ms the
+// step's `reference_ms` returns for the line (0: the reference was not timed,
+// so the line gets no percent; that is only allowed when a check failed).
+static inline int finish_against(double (*reference_ms)(const MachineLine*), const char* unit, double scale,
+                                 const char* of) {
     CUDA_CHECK(cudaDeviceSynchronize());
     char hung[320];
     if (take_wait_report(hung, sizeof hung))  // a wait gave up after the last check
         report_check_hung("waits_of_the_timed_runs", 1, 1, hung);
-    double memcpy_gbps = 0.0;
-    for (int i = 0; i < g_nlines; ++i)
-        if (g_lines[i].kind == 'P' && !strcmp(g_lines[i].text, "cudaMemcpy_D2D"))
-            memcpy_gbps = g_lines[i].bytes / (g_lines[i].ms * 1e-3) / 1e9;
     print_gpu();
     for (int i = 0; i < g_nlines; ++i)
         if (g_lines[i].kind == 'G') printf("GPU    %s\n", g_lines[i].text);
@@ -481,18 +483,27 @@ static inline int finish(void) {
         const MachineLine* l = &g_lines[i];
         if (l->kind == 'T') printf("TIME   %s\n", l->text);
         if (l->kind != 'P') continue;
-        if (memcpy_gbps <= 0.0) {
-            if (!g_checks_failed)
-                die_internal("PERF %s recorded without the cudaMemcpy_D2D reference", l->text);
-            // The reference's own check failed, so it was not timed: no fraction to print.
-            printf("note   %s %.3f ms: no %% of memcpy, the cudaMemcpy_D2D reference was not timed\n",
-                   l->text, l->ms);
+        const double ref = reference_ms(l);
+        if (ref <= 0.0) {
+            if (!g_checks_failed) die_internal("PERF %s recorded without its %s reference", l->text, of);
+            printf("note   %s %.3f ms: no %% of %s, its reference was not timed\n", l->text, l->ms, of);
             continue;
         }
-        const double gbps = l->bytes / (l->ms * 1e-3) / 1e9;
-        printf("PERF   %-24s %9.3f ms %8.1f GB/s %6.1f %% of memcpy\n", l->text, l->ms, gbps,
-               100.0 * gbps / memcpy_gbps);
+        printf("PERF   %-24s %9.3f ms %8.1f %s %6.1f %% of %s\n", l->text, l->ms,
+               l->bytes / (l->ms * 1e-3) / scale, unit, 100.0 * ref / l->ms, of);
     }
     if (g_readback) CUDA_CHECK(cudaFreeHost(g_readback));
     return print_result();
+}
+
+// Every data-movement step: bandwidth against cudaMemcpy_D2D, whose time is
+// scaled to the line's bytes (a part may move more or fewer bytes than it).
+static inline double memcpy_reference_ms(const MachineLine* l) {
+    for (int i = 0; i < g_nlines; ++i)
+        if (g_lines[i].kind == 'P' && !strcmp(g_lines[i].text, "cudaMemcpy_D2D"))
+            return g_lines[i].ms * l->bytes / g_lines[i].bytes;
+    return 0.0;
+}
+static inline int finish(void) {
+    return finish_against(memcpy_reference_ms, "GB/s", 1e9, "memcpy");
 }

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from checker import deterministic_lines, evaluate
-from contract import REFERENCE_GPU, RESULTS, gpu_slug, read_csv
+from contract import REFERENCE_GPU, REFERENCE_RE, RESULTS, gpu_slug, read_csv
 
 from conftest import REPO, binary, no_gpu_env, run
 
@@ -64,12 +64,12 @@ def test_expected_output_is_the_h200_run(step_dir, step):
 
 
 def recorded_pct(step_dir):
-    """PERF name -> the lowest % of memcpy any GPU recorded for it (results/*.csv)."""
+    """PERF name -> the lowest % of its reference (memcpy or cuBLAS) any GPU recorded for it (results/*.csv)."""
     lowest = {}
     for csv_path in sorted(RESULTS.glob("*.csv")):
         for r in read_csv(csv_path):
             if r.get("step") == step_dir:
-                lowest[r["name"]] = min(lowest.get(r["name"], 1e9), float(r["pct_of_memcpy"]))
+                lowest[r["name"]] = min(lowest.get(r["name"], 1e9), float(r["pct"]))
     return lowest
 
 
@@ -79,7 +79,7 @@ def test_floors_sit_just_below_every_recording(step_dir, step):
     # lowest value any GPU recorded.
     lowest = recorded_pct(step_dir)
     for name, floor in step.perf_floors.items():
-        if name == "cudaMemcpy_D2D":
+        if REFERENCE_RE.match(name):  # cudaMemcpy_D2D, cublas, edge_cublas, splitk_cublas
             assert floor == 1.0
             continue
         assert name in lowest, f"PERF {name} has no recording in results/"
@@ -89,7 +89,7 @@ def test_floors_sit_just_below_every_recording(step_dir, step):
 
 def test_ordering_claims_hold_on_every_gpu(step_dir, step):
     for csv_path in sorted(RESULTS.glob("*.csv")):
-        pct = {r["name"]: float(r["pct_of_memcpy"]) for r in read_csv(csv_path) if r.get("step") == step_dir}
+        pct = {r["name"]: float(r["pct"]) for r in read_csv(csv_path) if r.get("step") == step_dir}
         for faster, slower in step.perf_order:
             if faster in pct and slower in pct:
                 assert pct[faster] > pct[slower], f"{csv_path.name}: {faster} {pct[faster]} <= {slower} {pct[slower]}"
@@ -136,9 +136,10 @@ def test_every_perf_line_below_its_floor_fails(step):
         low = 100.0 * floor - 0.1
         if low < 0:
             continue
-        out = mutate_first(expected(step), rf"^(PERF\s+{re.escape(name)}\s.*?)\d+\.\d+ % of memcpy$",
-                           lambda m: f"{m[1]}{low:.1f} % of memcpy")
-        fails(step, out, want=f"PERF {name} is {low:.1f} % of memcpy, below its floor")
+        out = mutate_first(expected(step), rf"^(PERF\s+{re.escape(name)}\s.*?)\d+\.\d+ % of (memcpy|cublas)$",
+                           lambda m: f"{m[1]}{low:.1f} % of {m[2]}")
+        fails(step, out, want=f"PERF {name} is {low:.1f} % of ")
+        fails(step, out, want="below its floor")
 
 
 def test_missing_perf_line(step):
@@ -175,11 +176,11 @@ def test_broken_lesson_claim(step):
         pytest.skip(f"{step.name}/check.py states no ordering claim")
     for faster, slower in step.perf_order:
         out = expected(step)
-        pct = {n: re.search(rf"^PERF\s+{re.escape(n)}\s.*?(\d+\.\d+) % of memcpy$", out, re.M)[1]
+        pct = {n: re.search(rf"^PERF\s+{re.escape(n)}\s.*?(\d+\.\d+) % of (memcpy|cublas)$", out, re.M)[1]
                for n in (faster, slower)}
-        out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s.*?)\d+\.\d+( % of memcpy)$",
+        out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
                            lambda m: m[1] + pct[slower] + m[2])
-        out = mutate_first(out, rf"^(PERF\s+{re.escape(slower)}\s.*?)\d+\.\d+( % of memcpy)$",
+        out = mutate_first(out, rf"^(PERF\s+{re.escape(slower)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
                            lambda m: m[1] + pct[faster] + m[2])
         fails(step, out, want=f"should beat {slower}")
 

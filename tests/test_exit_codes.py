@@ -23,6 +23,7 @@ TAKES = {
     "06_transpose": {"--reps"},
     "07_reduce_multicast": {"--reps", "--seed"},
     "08_descriptor_update": {"--reps"},
+    "09_gemm": {"--reps", "--seed"},
 }
 STANDARD = {"--reps": ["--reps", "3"], "--seed": ["--seed", "3"], "--dump": ["--dump", "x.json"]}
 
@@ -135,6 +136,8 @@ STEP_RULES = [
     ("07_reduce_multicast", ["--ctas", "40"], "--ctas 40 is not a multiple of 16"),
     ("08_descriptor_update", ["--cols", "30"], "--cols 30 is not a multiple of 4"),
     ("08_descriptor_update", ["--groups", "1"], "--groups 1 is out of range: it must be 2..192"),
+    ("09_gemm", ["--splitk-k", "100", "--splits", "4"], "--splitk-k 100 has only 2 k-blocks of 64, and every piece needs one"),
+    ("09_gemm", ["--m", "100000"], "--m 100000 is out of range: it must be 1..32768"),
 ]
 
 

@@ -133,3 +133,35 @@ def test_tma_steps_use_shared_not_generic_accesses(built):
         functions = dump_sass(binary(step_name))
         generic = [(f, ln) for f, lines in functions.items() for ln in lines if opcode(ln).split(".")[0] in ("LD", "ST")]
         assert not generic, f"{step_name}: generic loads/stores (shared memory seen as generic): {generic[:3]}"
+
+
+def mma_release_order(lines):
+    """The stage releases (an mbarrier arrive) that come after an MMA with no wgmma.wait_group between them:
+    read in program order, a consumer must know its MMAs are done with a stage before it hands it back."""
+    bad, pending = [], False
+    for ln in lines:
+        op = opcode(ln)
+        if op.startswith("HGMMA"):
+            pending = True
+        elif op.startswith("WARPGROUP.DEPBAR"):
+            pending = False
+        elif op.startswith("SYNCS.ARRIVE") and pending:
+            bad.append(instruction(ln))
+    return bad
+
+
+def test_gemm_hands_a_stage_back_only_after_its_mmas_are_done(built):
+    # 09_gemm/bugs/3.diff moves the release before wgmma.wait_group: the GPU rarely shows it (the MMAs usually
+    # finish before the TMA refills the stage), the order of the machine code always does.
+    functions = dump_sass(binary("09_gemm"))
+    kernels = [f for f in functions if "gemm_ws" in f or "wgmma_sync" in f]
+    assert kernels
+    for f in kernels:
+        assert not mma_release_order(functions[f]), f"{f}: a stage released before its MMAs are known done"
+
+
+def test_the_release_order_check_sees_an_early_release():
+    ok = ["/*0100*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8], R24, gsb0 ;", "/*0110*/ WARPGROUP.DEPBAR.LE gsb0, 0x1 ;",
+          "/*0120*/ SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R9+URZ], RZ ;"]
+    assert not mma_release_order(ok)
+    assert mma_release_order([ok[0], ok[2], ok[1]])

@@ -32,7 +32,8 @@ from checker import parse_perf, positive_seconds, step_or_exit  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug, perf_csv, read_csv  # noqa: E402
 import bugs  # noqa: E402
 
-COLUMNS = ["step", "name", "ms", "gb_per_s", "pct_of_memcpy", "gpu", "sm", "cuda", "driver", "date"]
+# rate is in unit (GB/s, or TFLOP/s for the GEMM); pct is the percent of reference (memcpy, or cublas).
+COLUMNS = ["step", "name", "ms", "rate", "unit", "pct", "reference", "gpu", "sm", "cuda", "driver", "date"]
 
 
 def parse_gpu(output: str) -> dict[str, str]:
@@ -125,8 +126,8 @@ def main() -> int:
         date = time.strftime("%Y-%m-%d")
         for name, v in perf.items():
             new.setdefault(path, []).append({
-                "step": step, "name": name, "ms": f"{v['ms']:.3f}", "gb_per_s": f"{v['gbps']:.1f}",
-                "pct_of_memcpy": f"{v['pct']:.1f}", **gpu, "date": date})
+                "step": step, "name": name, "ms": f"{v['ms']:.3f}", "rate": f"{v['rate']:.1f}", "unit": v["unit"],
+                "pct": f"{v['pct']:.1f}", "reference": v["ref"], **gpu, "date": date})
         done.setdefault(path, set()).add(step)
         print(f"bench {step}: {len(perf)} PERF lines in {time.time() - t0:.1f} s -> {path.relative_to(REPO)}")
 

@@ -94,14 +94,18 @@ def planted_tree(step: str, n: int, root: pathlib.Path, plant: bool = True) -> p
 def build(step: str, tree: pathlib.Path, nvcc: str, link: str) -> pathlib.Path:
     program = next((tree / step).glob("*.cu"))
     binary = tree / step / "program"
-    cmd = [*shlex.split(nvcc), f"-I{tree}", str(program), "-o", str(binary), *shlex.split(link)]
+    # The copy first on the include path, before the flags' -I.: a diff may plant its mistake in a header.
+    compiler, *flags = shlex.split(nvcc)
+    cmd = [compiler, f"-I{tree}", *flags, str(program), "-o", str(binary), *shlex.split(link)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise ValueError(f"the planted copy does not build:\n{p.stdout}{p.stderr}")
     return binary
 
 
-def verdict(code: int) -> str:
+def verdict(code: int, out: str = "") -> str:
+    if code == 2 and re.search(r"^check\s.* FAIL ", out, re.M):
+        return "caught: checks failed, then a CUDA error ended the run (exit 2; its stderr says which)"
     return {0: "PASSED: every check passed. The hardware hid this mistake here; that proves nothing, the "
                "program is still wrong (the lesson says what the PTX ISA promises without the fix)",
             1: "caught: the program's checks failed (exit 1)",
@@ -153,7 +157,7 @@ def main() -> int:
         return 2
     sys.stdout.write(out)
     sys.stderr.write(err)
-    print(f"bug {step[:2]}.{a.n} ({step}/bugs/{a.n}.diff): {verdict(code)}")
+    print(f"bug {step[:2]}.{a.n} ({step}/bugs/{a.n}.diff): {verdict(code, out)}")
     return code
 
 

@@ -34,8 +34,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from contract import (CHECK_RE, GPU_RE, REFERENCE, REPO, PERF_RE, deterministic_lines,  # noqa: E402
-                      step_dirs)
+from contract import (CHECK_RE, GPU_RE, REFERENCE_RE, REPO, PERF_RE, UNIT_OF,  # noqa: E402
+                      deterministic_lines, step_dirs)
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
@@ -72,7 +72,8 @@ class Step:
 class Verdict:
     status: str
     problems: list[str]
-    perf: dict[str, float]  # PERF name -> % of memcpy, as printed
+    perf: dict[str, float]  # PERF name -> % of its reference (memcpy or cuBLAS), as printed
+    ref: dict[str, str] = dataclasses.field(default_factory=dict)  # PERF name -> "memcpy" or "cublas"
 
 
 def load_step(step_dir: str) -> Step:
@@ -121,11 +122,14 @@ def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:
             continue
         m = PERF_RE.match(ln)
         if not m:
-            problems.append(f"malformed PERF line (want 'PERF name  X ms  Y GB/s  Z % of memcpy'): {ln!r}")
+            problems.append(f"malformed PERF line (want 'PERF name  X ms  Y GB/s  Z % of memcpy', or "
+                            f"'Y TFLOP/s  Z % of cublas'): {ln!r}")
             continue
+        if UNIT_OF[m["ref"]] != m["unit"]:
+            problems.append(f"PERF {m['name']}: a rate in {m['unit']} against {m['ref']} (want {UNIT_OF[m['ref']]})")
         if m["name"] in perf:
             problems.append(f"PERF {m['name']} appears twice")
-        perf[m["name"]] = {k: float(m[k]) for k in ("ms", "gbps", "pct")}
+        perf[m["name"]] = {**{k: float(m[k]) for k in ("ms", "rate", "pct")}, "unit": m["unit"], "ref": m["ref"]}
     return perf, problems
 
 
@@ -166,7 +170,7 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
         if name not in perf:
             problems.append(f"PERF {name} is missing")
         elif perf[name]["pct"] < 100.0 * floor:
-            problems.append(f"PERF {name} is {perf[name]['pct']:.1f} % of memcpy, below its floor of "
+            problems.append(f"PERF {name} is {perf[name]['pct']:.1f} % of {perf[name]['ref']}, below its floor of "
                             f"{100.0 * floor:.1f} %")
     for name in perf:
         if name not in step.perf_floors:
@@ -175,15 +179,17 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
         if faster in perf and slower in perf and not perf[faster]["pct"] > perf[slower]["pct"]:
             problems.append(f"PERF {faster} ({perf[faster]['pct']:.1f} %) should beat {slower} "
                             f"({perf[slower]['pct']:.1f} %): the lesson's claim no longer holds")
-    if REFERENCE in perf and abs(perf[REFERENCE]["pct"] - 100.0) > 0.05:
-        problems.append(f"PERF {REFERENCE} must read 100.0 % of memcpy (it is the reference)")
+    for name, v in perf.items():
+        if REFERENCE_RE.match(name) and abs(v["pct"] - 100.0) > 0.05:
+            problems.append(f"PERF {name} must read 100.0 % of {v['ref']} (it is the reference)")
 
     if expected is not None:
         want, got = deterministic_lines(expected), deterministic_lines(output)
         if want != got:
             diff = difflib.unified_diff(want, got, "expected_output.txt", "this run", lineterm="", n=1)
             problems.append("deterministic lines differ from expected_output.txt:\n    " + "\n    ".join(diff))
-    return Verdict(FAIL if problems else PASS, problems, {k: v["pct"] for k, v in perf.items()})
+    return Verdict(FAIL if problems else PASS, problems, {k: v["pct"] for k, v in perf.items()},
+                   {k: v["ref"] for k, v in perf.items()})
 
 
 def report(step: Step, verdict: Verdict, log: pathlib.Path | None) -> None:
@@ -193,7 +199,7 @@ def report(step: Step, verdict: Verdict, log: pathlib.Path | None) -> None:
         floor = step.perf_floors.get(name)
         if floor is not None:
             mark = "ok" if pct >= 100.0 * floor else "BELOW FLOOR"
-            print(f"  PERF {name:<26} {pct:6.1f} % of memcpy  (floor {100.0 * floor:5.1f} %)  {mark}")
+            print(f"  PERF {name:<26} {pct:6.1f} % of {verdict.ref.get(name, 'memcpy')}  (floor {100.0 * floor:5.1f} %)  {mark}")
     where = f"; log {log.relative_to(REPO) if log.is_relative_to(REPO) else log}" if log else ""
     print(f"{step.name}: {verdict.status}{where}")
 

@@ -6,7 +6,7 @@ A step's program prints (README.md, "How to read the output"):
     problem: ...                          deterministic
     check  name ........ PASS  (0 of N wrong)
     GPU    NVIDIA H200 (...)              machine-dependent: form only
-    PERF   name   0.512 ms  4194.3 GB/s  98.1 % of memcpy
+    PERF   name   0.512 ms  4194.3 GB/s  98.1 % of memcpy   (step 09: 1.267 ms  867.5 TFLOP/s  101.4 % of cublas)
     TIME   ...                            machine-dependent: form only
     RESULT: PASS
 
@@ -25,13 +25,19 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"
 
 MACHINE_PREFIXES = ("GPU", "PERF", "TIME")
+# A data-movement step's rate is bandwidth against cudaMemcpy; the GEMM's (09)
+# is arithmetic against cuBLAS: each line names its unit and its reference.
 PERF_RE = re.compile(
-    r"^PERF\s+(?P<name>\S+)\s+(?P<ms>\d+\.\d+) ms\s+(?P<gbps>\d+\.\d+) GB/s\s+"
-    r"(?P<pct>\d+\.\d+) % of memcpy$"
+    r"^PERF\s+(?P<name>\S+)\s+(?P<ms>\d+\.\d+) ms\s+(?P<rate>\d+\.\d+) (?P<unit>GB/s|TFLOP/s)\s+"
+    r"(?P<pct>\d+\.\d+) % of (?P<ref>memcpy|cublas)$"
 )
+UNIT_OF = {"memcpy": "GB/s", "cublas": "TFLOP/s"}
 CHECK_RE = re.compile(r"^check\s+(?P<name>\S+) \.+ (?P<verdict>PASS|FAIL)  \((?P<wrong>\d+) of (?P<total>\d+) wrong\)$")
 GPU_RE = re.compile(r"^GPU\s+(?P<name>.+?) \(sm_(?P<sm>\d+), (?P<sms>\d+) SMs, (?P<l2>\d+) MiB L2\)")
 REFERENCE = "cudaMemcpy_D2D"
+# The lines that are a reference themselves and must read 100.0 %: memcpy's, and cuBLAS's for each of step
+# 09's problems (cublas, edge_cublas, splitk_cublas).
+REFERENCE_RE = re.compile(r"^(cudaMemcpy_D2D|(\w+_)?cublas)$")
 REFERENCE_GPU = "NVIDIA H200"  # expected outputs and the README's numbers come from it
 
 

@@ -14,7 +14,8 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
   becomes a table of every PERF line of that step on the reference GPU, and
       <!-- v:copy_float4.pct -->...<!-- /v -->
   in the prose becomes one value of one PERF line of that step: .pct
-  ("100.5 %" of memcpy), .gbps ("4267.5 GB/s") or .ms ("0.503 ms").
+  ("100.5 %" of the line's reference, memcpy or cuBLAS), .gbps ("4267.5 GB/s"),
+  .tflops ("867.5 TFLOP/s", step 09) or .ms ("0.503 ms").
 
 * NN_topic/README.md:
       <!-- expected:^TIME -->...<!-- /expected -->
@@ -54,6 +55,14 @@ def tb_per_s(gbps: str) -> str:
     return f"{float(gbps) / 1000:.2f} TB/s" if float(gbps) >= 1000 else f"{float(gbps):.1f} GB/s"
 
 
+def rate(r: dict[str, str]) -> str:
+    """A row's rate as the tables show it: bandwidth in TB/s (or GB/s), the GEMM's arithmetic in TFLOP/s."""
+    return tb_per_s(r["rate"]) if r["unit"] == "GB/s" else f"{float(r['rate']):.0f} {r['unit']}"
+
+
+REF_NAME = {"memcpy": "memcpy", "cublas": "cuBLAS"}
+
+
 def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
     step = load_step(step_dir)
     if step.headline.startswith("check:"):
@@ -73,14 +82,14 @@ def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
                     cell += (f"; {run.parent.name.replace('NVIDIA_', '').replace('_', ' ')}: "
                              f"{sum(int(m['wrong']) for m in other)} of {sum(int(m['total']) for m in other)}")
         return cell
-    cell = next((f"`{r['name']}` {r['pct_of_memcpy']} % of memcpy ({tb_per_s(r['gb_per_s'])})" for r in rows
+    cell = next((f"`{r['name']}` {r['pct']} % of {REF_NAME[r['reference']]} ({rate(r)})" for r in rows
                  if r["step"] == step_dir and r["name"] == step.headline), "not yet measured")
     for path in sorted(REPO.glob("results/*.csv")):  # every other GPU that has a recording
         if path == REFERENCE_CSV or path.name.startswith("ncu_"):
             continue
         other = next((r for r in read_csv(path) if r["step"] == step_dir and r["name"] == step.headline), None)
         if other:
-            cell += f"; {other['gpu'].replace('NVIDIA ', '')}: {other['pct_of_memcpy']} %"
+            cell += f"; {other['gpu'].replace('NVIDIA ', '')}: {other['pct']} %"
     return cell
 
 
@@ -94,14 +103,15 @@ def perf_table(step_dir: str, rows: list[dict[str, str]]) -> str:
         f"Recorded by `make bench` on {r0['gpu']} (sm_{r0['sm']}), CUDA {r0['cuda']}, driver "
         f"{r0['driver']}, {r0['date']} ([results/{REFERENCE_CSV.name}](../results/{REFERENCE_CSV.name})).",
         "",
-        "| part | time | bandwidth | of cudaMemcpy D2D |",
+        "| part | time | bandwidth | of cudaMemcpy D2D |" if r0["reference"] == "memcpy" else
+        "| part | time | arithmetic | of cuBLAS (same problem) |",
         "| --- | ---: | ---: | ---: |",
     ]
-    out += [f"| `{r['name']}` | {r['ms']} ms | {r['gb_per_s']} GB/s | {r['pct_of_memcpy']} % |" for r in mine]
+    out += [f"| `{r['name']}` | {r['ms']} ms | {r['rate']} {r['unit']} | {r['pct']} % |" for r in mine]
     return "\n".join(out) + "\n"
 
 
-FIELDS = {"pct": ("pct_of_memcpy", "{} %"), "gbps": ("gb_per_s", "{} GB/s"), "ms": ("ms", "{} ms")}
+FIELDS = {"pct": ("pct", "{} %"), "gbps": ("rate", "{} GB/s"), "tflops": ("rate", "{} TFLOP/s"), "ms": ("ms", "{} ms")}
 
 
 def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
@@ -218,10 +228,12 @@ def bug_table() -> str:
             path = run_dir(REFERENCE_GPU) / f"{step_dir}.bug{n}.txt"
             result = "not recorded"
             if path.is_file():
-                first = path.read_text().partition("\n")[0]
+                first, _, body = path.read_text().partition("\n")
                 code = first.rsplit("exit ", 1)[-1].strip()
+                failed = any(m["verdict"] == "FAIL" for m in check_lines(body))
                 result = {"0": "exit 0: hidden on this GPU (a pass that proves nothing)", "1": "exit 1: caught",
-                          "2": "exit 2: refused before any launch"}.get(code, f"exit {code}")
+                          "2": "exit 2: caught, then a CUDA error ended the run" if failed else
+                          "exit 2: refused before any launch"}.get(code, f"exit {code}")
             out.append(f"| {step_dir} | {n} | {what} | {result} |")
     return "\n".join(out) + "\n"
 

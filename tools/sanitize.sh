@@ -15,14 +15,19 @@ if [ ! -x "$sanitizer" ]; then
     exit 2
 fi
 [ -x "$binary" ] || { echo "$binary not found: run make build-${step%%_*}"; exit 2; }
+# A step's own sanitizer options and tools, from its program's "// sanitize: ..." and "// sanitize-tools: ..."
+# lines (09 checks its own kernels only, and leaves racecheck out: its lesson says why).
+extra=$(sed -n 's|^// sanitize: ||p' "$step"/*.cu)
+tools=$(sed -n 's|^// sanitize-tools: ||p' "$step"/*.cu)
 failed=""
-for tool in memcheck racecheck synccheck; do
+for tool in ${tools:-memcheck racecheck synccheck}; do
     log=build/$step.$tool.log
     echo "== compute-sanitizer --tool $tool $binary --quick   (log: $log)"
     # --report-api-errors no: the programs check every API call's result
     # themselves, and step 03 hands the tensor-map encoder invalid arguments on
     # purpose (its rules part), which the sanitizer would count as errors.
-    "$sanitizer" --tool "$tool" --report-api-errors no --error-exitcode 1 "./$binary" --quick > "$log" 2>&1
+    # shellcheck disable=SC2086
+    "$sanitizer" --tool "$tool" --report-api-errors no --error-exitcode 1 $extra "./$binary" --quick > "$log" 2>&1
     rc=$?
     if [ $rc -eq 77 ]; then  # the program found no Hopper GPU: nothing was sanitized
         grep -v "^=========" "$log" | tail -n 1

@@ -113,6 +113,8 @@ def kernel_function(functions: dict[str, list[str]], kernel: str) -> str | None:
     then I ... E around the arguments: Li<value>E for an int, Lb0E/Lb1E for
     false/true, L<length><Enum><value>E for an enum)."""
     m = re.fullmatch(r"(\w+)(?:<([-\w, ()]+)>)?", kernel)
+    if m is None:  # nested template arguments ("gemm_ws<Config<0, 4, true> >"): compare the demangled names
+        return next((f for f in functions if demangled_kernel(f) == kernel), None)
     name, args = m[1], m[2]
     rx = rf"(^|[^0-9]){len(name)}{re.escape(name)}"
 
