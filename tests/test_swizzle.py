@@ -2,6 +2,7 @@
 Python model) against every element the H200 recorded, and the bank model
 against known answers and against ncu's counters."""
 
+import pathlib
 import re
 import subprocess
 
@@ -103,3 +104,26 @@ def test_bank_model_agrees_with_ncu_and_the_program():
         assert float(r["wavefronts_per_lds"]) == m.conflict_degree(*m.pattern_addresses(r["launch"]))
     for p in REC["bank"]["patterns"]:
         assert p["model_degree"] == m.conflict_degree(*m.pattern_addresses(p["name"]))
+
+
+def cute_include():
+    """CuTe's headers, from the pinned nvidia-cutlass package (requirements.txt): nothing is vendored."""
+    import importlib.util
+    spec = importlib.util.find_spec("cutlass_library")
+    assert spec and spec.submodule_search_locations, "nvidia-cutlass is not installed: run `make venv`"
+    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    assert (inc / "cute" / "swizzle.hpp").is_file(), inc
+    return inc
+
+
+def test_cute_swizzle_is_the_same_function(tmp_path):
+    # swizzle.h, the chunk form the PTX ISA draws, and CuTe's Swizzle<B,M,S> agree on every offset of a
+    # 64 KiB span, for every mode, in bytes and in bf16/fp32 element units; a wrong B is seen (the control).
+    exe = tmp_path / "unit_cute_swizzle"
+    p = subprocess.run(["nvcc", "-std=c++17", f"-I{cute_include()}", "-I.", "-Xcompiler", "-Wall,-Wextra",
+                        "tests/unit_cute_swizzle.cu", "-o", str(exe)], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = dict(ln.split() for ln in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines())
+    control = out.pop("control_Swizzle<2,4,3>_as_128B")
+    assert len(out) == 7 and all(v == "0" for v in out.values()), out
+    assert int(control) > 0, "the comparison cannot tell two swizzles apart"
