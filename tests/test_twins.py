@@ -1,6 +1,7 @@
 """The C++ twins of a step's PTX (issue: "from the PTX you learned to the APIs you will use"): each twin is
 compiled for sm_90a and its SASS compared with the PTX kernel's, instruction by instruction, registers and
-addresses aside. Equal, or the difference is named: 02's twins in 02_cp_async/twins/cp_async_twins.cu."""
+addresses aside. Equal, or the difference is named: 02_cp_async/twins/cp_async_twins.cu (cuda_pipeline.h,
+cuda::memcpy_async) and 03_tma_load/twins/tma_load_twins.cu (cuda::ptx)."""
 
 import re
 import subprocess
@@ -12,6 +13,7 @@ from sass import dump_sass, instruction
 from conftest import REPO
 
 TWINS = REPO / "02_cp_async" / "twins" / "cp_async_twins.cu"
+TMA_TWINS = REPO / "03_tma_load" / "twins" / "tma_load_twins.cu"
 
 
 def normalized(lines):
@@ -24,19 +26,26 @@ def normalized(lines):
         ins = re.sub(r"\bU?R\d+\b", "R", ins)
         ins = re.sub(r"\bU?P\d+\b", "P", ins)
         ins = re.sub(r"c\[0x0\]\[0x[0-9a-f]+\]", "c[..]", ins)
+        if ins.split()[0].split(".")[0] in ("BSSY", "BRA", "CALL", "JMP", "BRX"):  # a target moves with the code
+            ins = re.sub(r"0x[0-9a-f]+", "<target>", ins)
         out.append(ins)
     return out
 
 
+def compiled(source, tmp):
+    """{kernel name: normalized SASS} of one twins file, built with the steps' target and warnings."""
+    cubin = tmp / (source.stem + ".cubin")
+    p = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-I.",
+                        "-Xcompiler", "-Wall,-Wextra", "-cubin", "-o", str(cubin), str(source)],
+                       cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0 and "warning" not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
+    return {re.match(r"_Z\d+([A-Za-z_]\w*?)(PK6float4|14CUtensorMap)", f)[1]: normalized(lines)
+            for f, lines in dump_sass(cubin).items()}
+
+
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory):
-    cubin = tmp_path_factory.mktemp("twins") / "cp_async_twins.cubin"
-    p = subprocess.run(["nvcc", "-O3", "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-I.",
-                        "-Xcompiler", "-Wall,-Wextra", "-cubin", "-o", str(cubin), str(TWINS)],
-                       cwd=REPO, capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr
-    fns = dump_sass(cubin)
-    return {re.match(r"_Z\d+(\w+?)PK6float4", f)[1]: normalized(lines) for f, lines in fns.items()}
+    return compiled(TWINS, tmp_path_factory.mktemp("twins"))
 
 
 def sass_difference(ptx, twin):
@@ -65,3 +74,10 @@ def test_memcpy_async_without_an_aligned_size_copies_byte_by_byte(twins):
 def test_the_comparison_names_a_difference():
     assert sass_difference(["LDGSTS.E.BYPASS.128 [R], desc[R][R.64]"], ["LDG.E.U8 R, desc[R][R.64]"]) \
         == "instruction 0: PTX kernel 'LDGSTS.E.BYPASS.128 [R], desc[R][R.64]', twin 'LDG.E.U8 R, desc[R][R.64]'"
+
+
+def test_the_cuda_ptx_tma_load_is_the_ptx_kernel(tmp_path):
+    k = compiled(TMA_TWINS, tmp_path)
+    assert any(i.startswith("UTMALDG.2D") for i in k["load_ptx"])
+    assert sass_difference(k["load_ptx"], k["load_cuda_ptx"]) is None, \
+        f"load_cuda_ptx: {sass_difference(k['load_ptx'], k['load_cuda_ptx'])}"
