@@ -784,6 +784,19 @@ static CUtensorMap b_map_for(const Gemm* g) {
     return g->b_box[Cfg::B_ROWS == 256 ? 0 : 1];
 }
 
+// The launch of `clusters` clusters of this kernel: the cluster dimension is
+// a launch attribute (CS CTAs along x), none for CS == 1. attr must outlive cfg.
+template <class Cfg>
+static cudaLaunchConfig_t cluster_launch(uint32_t clusters, cudaStream_t s, cudaLaunchAttribute* attr) {
+    cudaLaunchConfig_t cfg = {};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = Cfg::CS, attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
+    cfg.gridDim = dim3(clusters * Cfg::CS), cfg.blockDim = dim3(Cfg::THREADS);
+    cfg.dynamicSmemBytes = Cfg::SMEM, cfg.stream = s;
+    cfg.attrs = attr, cfg.numAttrs = Cfg::CS > 1;
+    return cfg;
+}
+
 // How many clusters of this kernel run at once (one CTA per SM: the stages
 // leave room for one), asked once per kernel.
 template <class Cfg>
@@ -795,12 +808,8 @@ static int resident_clusters(void) {
         if (Cfg::CS == 1) {
             clusters = persistent_grid((const void*)gemm_ws<Cfg>, Cfg::THREADS, Cfg::SMEM);
         } else {
-            cudaLaunchConfig_t cfg = {};
             cudaLaunchAttribute attr;
-            attr.id = cudaLaunchAttributeClusterDimension;
-            attr.val.clusterDim.x = Cfg::CS, attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-            cfg.gridDim = dim3(Cfg::CS), cfg.blockDim = dim3(Cfg::THREADS), cfg.dynamicSmemBytes = Cfg::SMEM;
-            cfg.attrs = &attr, cfg.numAttrs = 1;
+            const cudaLaunchConfig_t cfg = cluster_launch<Cfg>(1, 0, &attr);
             CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, (const void*)gemm_ws<Cfg>, &cfg));
         }
         if (clusters < 1) die_internal("gemm_ws: no cluster of %d CTAs fits on this GPU", Cfg::CS);
@@ -820,13 +829,8 @@ static void launch_gemm(const Gemm* g, bool persistent, uint32_t group, uint32_t
     a.group = group;
     const uint32_t units = a.ctiles_m * a.ctiles_n * splits, resident = (uint32_t)resident_clusters<Cfg>();
     const uint32_t clusters = persistent && resident < units ? resident : units;
-    cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = Cfg::CS, attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(clusters * Cfg::CS), cfg.blockDim = dim3(Cfg::THREADS);
-    cfg.dynamicSmemBytes = Cfg::SMEM, cfg.stream = g->s;
-    cfg.attrs = &attr, cfg.numAttrs = Cfg::CS > 1;
+    const cudaLaunchConfig_t cfg = cluster_launch<Cfg>(clusters, g->s, &attr);
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_ws<Cfg>, a_map_for<Cfg>(g), b_map_for<Cfg>(g), g->c_box, a));
 }
 

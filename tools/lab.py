@@ -216,12 +216,8 @@ def handed_out(step: str) -> tuple[str, list[tuple[int, int]]]:
     if not BUNDLE_MARK.exists():
         return student_copy(step_program(step).read_text(), step)
     saved = HANDED_OUT / step / step_program(step).name
-    spans = [tuple(s) for s in eval_spans((HANDED_OUT / step / "holes.txt").read_text())]
+    spans = [(int(a), int(b)) for a, b in (ln.split() for ln in (HANDED_OUT / step / "holes.txt").read_text().splitlines())]
     return saved.read_text(), spans
-
-
-def eval_spans(text: str) -> list[tuple[int, int]]:
-    return [tuple(int(x) for x in ln.split()) for ln in text.splitlines() if ln.strip()]
 
 
 def handed_out_file(step: str, name: str) -> str | None:
