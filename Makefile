@@ -55,7 +55,26 @@ SHELL := /bin/bash
 
 .PHONY: all check sanitize bench test notebooks results-table venv help clean mutation lab-dist grade-class
 
-all: $(BINARIES)
+# The twins (NN_topic/twins/*.cu, in the steps that teach an instruction): the
+# step's key kernels again through CCCL (cuda::ptx, cuda::memcpy_async, ...)
+# and CuTe, one program per step, built into build/twins/NN_topic with the
+# steps' flags plus CuTe's headers, which come from the pinned nvidia-cutlass
+# package in .venv (`make venv`; CUTE_INCLUDE=DIR, on the command line or in
+# the environment, names another copy),
+# and --expt-relaxed-constexpr, which CuTe's constexpr functions need.
+# make check-NN runs a step's twins after the step.
+TWIN_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/twins/*.cu))))
+TWIN_BINS := $(patsubst %/twins,$(BUILD)/twins/%,$(TWIN_DIRS))
+ifneq ($(origin CUTE_INCLUDE),undefined)
+CUTE_NEEDS :=
+else
+CUTE_INCLUDE = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass_library/source/include))
+CUTE_NEEDS := $(VENV)/.installed
+endif
+TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(CUTE_INCLUDE)
+twin_of = $(filter $(1)/twins,$(TWIN_DIRS))
+
+all: $(BINARIES) $(TWIN_BINS)
 
 # Compared while the Makefile is read. A dry run (make -n) writes nothing: it
 # only shows the rebuild that new flags would cause.
@@ -86,12 +105,14 @@ $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
 	./$(BUILD)/$(2) $(ARGS)
-check-$(1): $(BUILD)/$(2)
-	$(PYTHON) tools/checker.py $(2) --timeout $(CHECK_TIMEOUT)
+check-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
+	@ok=0; for d in $(2) $(call twin_of,$(2)); do \
+	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT)"; \
+	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) || ok=1; done; exit $$$$ok
 sass-$(1): $(BUILD)/$(2)
 	@$(PYTHON) tools/sass.py $(2)
-sanitize-$(1): $(BUILD)/$(2)
-	@bash tools/sanitize.sh $(2)
+sanitize-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
+	@ok=0; for d in $(2) $(call twin_of,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
 profile-$(1): $(BUILD)/$(2)
 	$(PYTHON) tools/ncu_profile.py $(2)
 # Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
@@ -115,6 +136,16 @@ endef
 $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d))),$(d))))
 -include $(wildcard $(BUILD)/*.d)
 
+define TWIN_RULES
+$(BUILD)/twins/$(1): $(wildcard $(1)/twins/*.cu) $(FLAGS_STAMP) | $(CUTE_NEEDS)
+	@mkdir -p $$(@D)
+	@echo "$(NVCC) $$(ALL_FLAGS) $$(TWIN_FLAGS) $$< -o $$@  (log: $$@.log)"
+	@$(NVCC) $$(ALL_FLAGS) $$(TWIN_FLAGS) -MD -MF $$@.d $$< -o $$@ > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
+	@grep -i "warning" $$@.log || true
+endef
+$(foreach d,$(TWIN_DIRS),$(eval $(call TWIN_RULES,$(patsubst %/twins,%,$(d)))))
+-include $(wildcard $(BUILD)/twins/*.d)
+
 # The experiments behind the lessons (results/experiments/*.cu, not steps):
 # each built into build/experiments/<name> with the steps' flags and headers,
 # its own "// link: ..." line, a dependency list and a log, like a step.
@@ -134,13 +165,15 @@ $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 # Aggregates run every step, report each, and fail at the end if any step
 # failed or was skipped (exit 77 is never a pass).
 check: all
-	@failed=""; for d in $(STEP_DIRS); do \
-	  $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $${d%%_*}"; \
+	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do \
+	  n=$${d%%_*}; case $$d in */twins) n=$$n/twins;; esac; \
+	  $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $$n"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make check: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make check: every step passed"
 sanitize: all
-	@failed=""; for d in $(STEP_DIRS); do bash tools/sanitize.sh $$d || failed="$$failed $${d%%_*}"; done; \
+	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do n=$${d%%_*}; case $$d in */twins) n=$$n/twins;; esac; \
+	  bash tools/sanitize.sh $$d || failed="$$failed $$n"; done; \
 	if [ -n "$$failed" ]; then echo "make sanitize: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make sanitize: every step clean"
 
@@ -203,12 +236,12 @@ notebooks: $(if $(BUNDLE),,venv)
 
 help:
 	@echo "Targets (NN is a step number: $(STEPS))"
-	@echo "  make / make all      build every step into $(BUILD)/"
+	@echo "  make / make all      build every step into $(BUILD)/, and the twins into $(BUILD)/twins/"
 	@echo "  make build-NN        build step NN"
 	@echo "  make run-NN          build and run step NN (ARGS=\"--quick\", ARGS=\"--help\", ...)"
-	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt"
+	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt; then its twins"
 	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel"
-	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick"
+	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick, and its twins"
 	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
 	@echo "  make bug-NN [N=k]    step NN's planted mistakes (NN_*/bugs/*.diff); N=k: apply k, build, run, say what showed"
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
@@ -227,7 +260,7 @@ help:
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
-	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 
 clean:

@@ -220,9 +220,12 @@ def test_make_check_reports_every_step_and_fails_when_skipped(built):
     p = run(["make", "--no-print-directory", "check"], env=no_gpu_env())
     assert p.returncode != 0, "a skipped check must fail make check"
     from conftest import STEP_DIRS
-    for d in STEP_DIRS:
+    from contract import twin_dirs
+    programs = sorted(STEP_DIRS + twin_dirs())  # each step, then its twins
+    for d in programs:
         assert f"{d}: SKIP" in p.stdout, f"make check stopped before {d}"
-    assert "failed or skipped: " + " ".join(d[:2] for d in STEP_DIRS) in p.stdout
+    assert "failed or skipped: " + " ".join(d[:2] + ("/twins" if d.endswith("/twins") else "")
+                                            for d in programs) in p.stdout
 
 
 def test_update_refuses_a_run_that_cannot_run(built, step_dir, step):

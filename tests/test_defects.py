@@ -11,10 +11,12 @@ import pytest
 
 import mutation
 from conftest import REPO, STEP_DIRS
-from contract import check_lines
+from contract import check_lines, twin_dirs
 
 DEFECTS = mutation.defects()
 UNCOVERED = REPO / "tests" / "defects" / "UNCOVERED.txt"
+# Every program with check lines: the steps and their twins (NN_topic/twins).
+PROGRAMS = STEP_DIRS + twin_dirs()
 
 
 @pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
@@ -41,7 +43,7 @@ def test_the_catcher_exists(d):
                 assert re.search(rf"^def {name}\(", (REPO / f).read_text(), re.M), f"{d.name}: no {f}::{name}"
         return
     step, _, _, patterns = mutation.parse_gpu_catcher(d.catcher)
-    assert step in STEP_DIRS, f"{d.name}: {step} is not a step"
+    assert step in PROGRAMS, f"{d.name}: {step} is not a step or a step's twins"
     names = [m["name"] for m in check_lines((REPO / step / "expected_output.txt").read_text())]
     for pat in patterns:
         assert any(fnmatch.fnmatchcase(n, pat) for n in names), f"{d.name}: no check line {pat} in {step}"
@@ -50,7 +52,7 @@ def test_the_catcher_exists(d):
 def covered_lines() -> dict[str, set[str]]:
     """{step: check lines of its expected output that some GPU defect names}."""
     out: dict[str, set[str]] = {}
-    for step in STEP_DIRS:
+    for step in PROGRAMS:
         names = [m["name"] for m in check_lines((REPO / step / "expected_output.txt").read_text())]
         pats = [p for d in DEFECTS if d.on_gpu and mutation.parse_gpu_catcher(d.catcher)[0] == step
                 for p in mutation.parse_gpu_catcher(d.catcher)[3]]
@@ -64,7 +66,7 @@ def test_every_check_line_has_a_negative_control_or_is_listed_as_a_gap():
     # defect fails here, and so does a listed line that a defect now covers.
     covered = covered_lines()
     gap = set()
-    for step in STEP_DIRS:
+    for step in PROGRAMS:
         for m in check_lines((REPO / step / "expected_output.txt").read_text()):
             if m["name"] not in covered[step]:
                 gap.add(f"{step} {m['name']}")

@@ -3,6 +3,7 @@
     python3 tools/checker.py 03_tma_load [--binary build/03_tma_load] [--timeout 600]
     python3 tools/checker.py 03_tma_load --output saved.txt [--exit-code 0]
     python3 tools/checker.py 03_tma_load --update      (on a GPU: record expected_output.txt)
+    python3 tools/checker.py 03_tma_load/twins          (the step's twins: build/twins/03_tma_load)
 
 NN_topic/check.py holds the step's rules as plain Python values (no code):
 
@@ -35,7 +36,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from contract import (CHECK_RE, GPU_RE, REFERENCE_RE, REPO, PERF_RE, UNIT_OF,  # noqa: E402
-                      deterministic_lines, step_dirs)
+                      binary_path, deterministic_lines, step_dirs)
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
@@ -231,8 +232,8 @@ def usage_error(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Check a step's program against its expected output and rules.")
-    ap.add_argument("step", help="the step folder, e.g. 03_tma_load")
-    ap.add_argument("--binary", type=pathlib.Path, help="default: build/<step>")
+    ap.add_argument("step", help="the step folder, e.g. 03_tma_load, or its twins: 03_tma_load/twins")
+    ap.add_argument("--binary", type=pathlib.Path, help="default: build/<step> (twins: build/twins/<step>)")
     ap.add_argument("--output", type=pathlib.Path, help="judge this saved output instead of running")
     ap.add_argument("--exit-code", type=int, default=0, help="with --output: the exit code of that run")
     ap.add_argument("--expected", type=pathlib.Path, help="default: <step>/expected_output.txt")
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         step = load_step(a.step.rstrip("/"))
     except (FileNotFoundError, ValueError) as e:
         return usage_error(str(e))
-    binary = a.binary or REPO / "build" / step.name
+    binary = a.binary or binary_path(step.name)
     expected_path = a.expected or step.expected_path
 
     log = None
@@ -254,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         out, err, code = a.output.read_bytes().decode("utf-8", "replace"), "", a.exit_code
     else:
         if not binary.is_file():
-            return usage_error(f"{binary} not found: build it with `make build-{step.name[:2]}`")
+            return usage_error(f"{binary} not found: build it with `make {'all' if '/' in step.name else 'build-' + step.name[:2]}`")
         out, err, code = run_program(binary, a.timeout, [])
-        log = REPO / "build" / f"{step.name}.check.log"
+        log = binary.with_name(binary.name + ".check.log")
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(f"$ {binary}\n# exit code {code}\n# stdout\n{out}# stderr\n{err}")
 

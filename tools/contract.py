@@ -46,6 +46,16 @@ def step_dirs() -> list[str]:
     return sorted(p.name for p in REPO.glob("[0-9][0-9]_*") if p.is_dir())
 
 
+def twin_dirs() -> list[str]:
+    """Every step's twins folder (NN_topic/twins, a second program: the step's kernels through CCCL and CuTe)."""
+    return sorted(f"{p.parent.name}/twins" for p in REPO.glob("[0-9][0-9]_*/twins") if list(p.glob("*.cu")))
+
+
+def binary_path(step: str) -> pathlib.Path:
+    """Where make builds a step's program: build/NN_topic, or build/twins/NN_topic for NN_topic/twins."""
+    return REPO / "build" / ("twins/" + step.removesuffix("/twins") if step.endswith("/twins") else step)
+
+
 def is_machine_line(line: str) -> bool:
     return any(re.match(rf"^{p}\s", line) for p in MACHINE_PREFIXES)
 

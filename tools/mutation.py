@@ -21,7 +21,7 @@ learners' (they also say how the program tells). A catcher is
 
     cpu:<pytest node ids or -k expression>   those tests must FAIL (only those: a defect
                                              caught by an unrelated test does not count)
-    gpu:<NN_topic> [--full] [--exit N] [CHECK ...]
+    gpu:<NN_topic[/twins]> [--full] [--exit N] [CHECK ...]
                                              the step built with the diff and run (with --quick
                                              unless --full) must exit 1 (or N: 2 is a refusal),
                                              and each named check line (a glob: layout_*) FAIL
@@ -48,6 +48,7 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 from bugs import diff_header  # noqa: E402
+from contract import binary_path  # noqa: E402
 
 DEFECTS = REPO / "tests" / "defects"
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
@@ -129,9 +130,10 @@ def catch(d: Defect) -> tuple[str, str]:
     if kind != "gpu":
         return "STALE", f"unknown catcher kind {kind!r}"
     step, full, want, patterns = parse_gpu_catcher(d.catcher)
-    if run(["make", f"build-{step[:2]}"]).returncode != 0:
+    binary = binary_path(step)  # build/NN_topic, or build/twins/NN_topic for a step's twins
+    if run(["make", str(binary.relative_to(REPO))]).returncode != 0:
         return "STALE", "the planted step does not build, so it tests nothing"
-    p = run([f"build/{step}"] + ([] if full else ["--quick"]), timeout=900)
+    p = run([str(binary)] + ([] if full else ["--quick"]), timeout=900)
     if p.returncode == 77:
         return "not run", "no Hopper GPU here"
     return judge_run(p.stdout, p.returncode, patterns, want)

@@ -2,12 +2,19 @@
 # make sanitize-NN: compute-sanitizer's memcheck, racecheck and synccheck on
 # build/NN_topic --quick. All three tools run even when one fails, so a
 # learner sees every report. A tool fails on a reported error or on the
-# program's own non-zero exit. Logs: build/NN_topic.<tool>.log.
+# program's own non-zero exit. Logs: build/NN_topic.<tool>.log. A step's
+# twins (NN_topic/twins) are build/twins/NN_topic, logs beside it.
 #
 #     bash tools/sanitize.sh 03_tma_load
+#     bash tools/sanitize.sh 03_tma_load/twins
 set -u
-step=${1:?usage: tools/sanitize.sh NN_topic}
-binary=build/$step
+step=${1:?usage: tools/sanitize.sh NN_topic[/twins]}
+step=${step%/}
+label=${step%%_*}
+case $step in
+    */twins) binary=build/twins/${step%/twins} label=$label/twins ;;
+    *) binary=build/$step ;;
+esac
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 sanitizer=${SANITIZER:-$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")}
 if [ ! -x "$sanitizer" ]; then
@@ -21,7 +28,7 @@ extra=$(sed -n 's|^// sanitize: ||p' "$step"/*.cu)
 tools=$(sed -n 's|^// sanitize-tools: ||p' "$step"/*.cu)
 failed=""
 for tool in ${tools:-memcheck racecheck synccheck}; do
-    log=build/$step.$tool.log
+    log=$binary.$tool.log
     echo "== compute-sanitizer --tool $tool $binary --quick   (log: $log)"
     # --report-api-errors no: the programs check every API call's result
     # themselves, and step 03 hands the tensor-map encoder invalid arguments on
@@ -31,7 +38,7 @@ for tool in ${tools:-memcheck racecheck synccheck}; do
     rc=$?
     if [ $rc -eq 77 ]; then  # the program found no Hopper GPU: nothing was sanitized
         grep -v "^=========" "$log" | tail -n 1
-        echo "sanitize-${step%%_*}: SKIP"
+        echo "sanitize-$label: SKIP"
         exit 77
     elif [ $rc -eq 0 ]; then
         tail -n 1 "$log"
@@ -42,7 +49,7 @@ for tool in ${tools:-memcheck racecheck synccheck}; do
     fi
 done
 if [ -n "$failed" ]; then
-    echo "sanitize-${step%%_*}: FAILED:$failed"
+    echo "sanitize-$label: FAILED:$failed"
     exit 1
 fi
-echo "sanitize-${step%%_*}: clean"
+echo "sanitize-$label: clean"
