@@ -30,9 +30,12 @@ EQUAL = [
     ("02", "copy_ptx", "copy_pipeline_primitives"),
     ("02", "copy_ptx", "copy_cuda_memcpy_async"),
     ("03", "load_ptx", "load_cuda_ptx"),
+    ("03", "load_ptx", "load_cuda_experimental"),
     ("03", "bulk_ptx", "bulk_cuda_ptx"),
     ("03", "bulk_ptx", "bulk_memcpy_async_tx"),
+    ("03", "bulk_ptx", "bulk_cute"),
     ("04", "store_ptx", "store_cuda_ptx"),
+    ("04", "store_ptx", "store_cuda_experimental"),
     ("04", "store_ptx", "store_cute"),
     ("07", "reduce_ptx", "reduce_cuda_ptx"),
     ("07", "reduce_ptx", "reduce_cute"),
@@ -152,6 +155,30 @@ def test_memcpy_async_without_an_aligned_size_copies_byte_by_byte(kernels):
     assert not any(i.startswith("LDGSTS") for i in trap)
     assert sum(i.startswith("LDG.E.U8") for i in trap) == 16 and any(i.startswith("STS.128") for i in trap)
     assert sass_difference(kernels("02")["copy_ptx"], trap)
+
+
+def test_memcpy_async_tx_before_the_arrive_is_the_same_instructions_reordered(kernels):
+    # Copy first, then barrier_arrive_tx (as CCCL's examples write it): legal, the same instructions, but the
+    # UBLKCP now comes before the arrive, where bulk_ptx (and its twins) arm the barrier first.
+    k = kernels("03")
+    ptx, twin = k["bulk_ptx"], k["bulk_memcpy_async_tx_copy_first"]
+    assert collections.Counter(ptx) == collections.Counter(twin) and ptx != twin
+
+    def first(ins, prefix):
+        return next(i for i, x in enumerate(ins) if x.startswith(prefix))
+    assert first(ptx, "SYNCS.ARRIVE") < first(ptx, "UBLKCP") and first(twin, "UBLKCP") < first(twin, "SYNCS.ARRIVE")
+
+
+def test_a_cta_scope_release_of_the_edited_map_compiles_to_the_same_sass(kernels, tmp_path):
+    # 08_descriptor_update/twins/README.md: scope_cta in tensormap_cp_fenceproxy gives the machine code of
+    # scope_gpu, so only the PTX can tell them apart (which is why the step pins its fences in the PTX).
+    text = TWINS["08"].read_text()
+    call = "cuda::ptx::tensormap_cp_fenceproxy(cuda::ptx::sem_release, cuda::ptx::scope_gpu,"
+    assert text.count(call) == 1
+    planted = tmp_path / "cta_scope.cu"
+    planted.write_text(text.replace(call, call.replace("scope_gpu", "scope_cta")))
+    cta = compiled(planted, tmp_path)["retarget_cuda_ptx"]
+    assert sass_difference(kernels("08")["retarget_cuda_ptx"], cta) is None
 
 
 def test_cuda_barrier_waits_without_a_bound(kernels):

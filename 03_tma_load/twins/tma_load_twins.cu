@@ -1,8 +1,9 @@
 // 03_tma_load/twins: step 03's TMA load and 1D bulk load through the C++ APIs
 // a learner will write next: CCCL's cuda::ptx (each PTX instruction as a C++
-// function), cuda::device::memcpy_async_tx with a cuda::barrier, and CuTe
-// (the SM90_TMA_LOAD atom, and make_tma_copy with get_tma_tensor's
-// coordinate tensor). This program checks that each moves every element;
+// function), cuda::device::memcpy_async_tx and
+// cuda::device::experimental's tensor copy with a cuda::barrier, and CuTe
+// (the SM90_TMA_LOAD and SM90_BULK_COPY_G2S atoms, and make_tma_copy with
+// get_tma_tensor's coordinate tensor). This program checks that each moves every element;
 // make test compiles it for sm_90a and compares each twin's SASS with the PTX
 // kernel's, registers aside (tests/test_twins.py). Where a twin waits on an
 // mbarrier, it waits with the step's bounded wait, through one helper, so the
@@ -160,6 +161,23 @@ __global__ void bulk_cuda_ptx(const uint4* in, uint4* out) {
     out[blockIdx.x * BULK_THREADS + threadIdx.x] = s[threadIdx.x];
 }
 
+// CuTe's bulk atom: SM90_BULK_COPY_G2S::copy(src, &bar, dst, bytes), the same instruction.
+__global__ void bulk_cute(const uint4* in, uint4* out) {
+    __shared__ alignas(128) uint4 s[BULK_THREADS];
+    __shared__ uint64_t bar;
+    if (threadIdx.x == 0) {
+        cute::initialize_barrier(bar, 1);
+        cutlass::arch::fence_barrier_init();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cute::set_barrier_transaction_bytes(bar, sizeof s);
+        cute::SM90_BULK_COPY_G2S::copy(&in[blockIdx.x * BULK_THREADS], &bar, s, sizeof s);
+    }
+    wait_for_the_box(&bar);
+    out[blockIdx.x * BULK_THREADS + threadIdx.x] = s[threadIdx.x];
+}
+
 // A cuda::barrier in shared memory is never constructed (no __shared__
 // variable is): init() is its constructor. nvcc warns about the constructor
 // it will not run; the CUDA C++ Programming Guide's examples silence exactly
@@ -168,8 +186,7 @@ __global__ void bulk_cuda_ptx(const uint4* in, uint4* out) {
 
 // cuda::device::memcpy_async_tx: the bulk copy on a block-scope cuda::barrier
 // (which IS an mbarrier: barrier_native_handle gives its address), its bytes
-// announced by barrier_arrive_tx (arrive.expect_tx). Same instructions, as
-// long as the arrive comes first, as in bulk_ptx.
+// announced by barrier_arrive_tx (arrive.expect_tx), first, as in bulk_ptx.
 __global__ void bulk_memcpy_async_tx(const uint4* in, uint4* out) {
     __shared__ alignas(128) uint4 s[BULK_THREADS];
     __shared__ cuda::barrier<cuda::thread_scope_block> bar;
@@ -182,6 +199,40 @@ __global__ void bulk_memcpy_async_tx(const uint4* in, uint4* out) {
     }
     wait_for_the_box(cuda::device::barrier_native_handle(bar));
     out[blockIdx.x * BULK_THREADS + threadIdx.x] = s[threadIdx.x];
+}
+
+// The same two calls in the order CCCL's examples use: the copy, then the
+// arrive with its bytes. Legal (the transaction count may run ahead of the
+// expect within a phase), and the same instructions, in another order.
+__global__ void bulk_memcpy_async_tx_copy_first(const uint4* in, uint4* out) {
+    __shared__ alignas(128) uint4 s[BULK_THREADS];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::device::memcpy_async_tx(s, &in[blockIdx.x * BULK_THREADS], cuda::aligned_size_t<16>(sizeof s),
+                                      bar);
+        (void)cuda::device::barrier_arrive_tx(bar, 1, sizeof s);
+    }
+    wait_for_the_box(cuda::device::barrier_native_handle(bar));
+    out[blockIdx.x * BULK_THREADS + threadIdx.x] = s[threadIdx.x];
+}
+
+// CCCL's higher level for a tensor: cuda::device::experimental::
+// cp_async_bulk_tensor_2d_global_to_shared on a block-scope cuda::barrier,
+// its bytes announced by barrier_arrive_tx.
+__global__ void load_cuda_experimental(const __grid_constant__ CUtensorMap map, uint32_t* out) {
+    __shared__ alignas(1024) uint32_t box[BOX_WORDS];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        (void)cuda::device::barrier_arrive_tx(bar, 1, sizeof box);
+        cuda::device::experimental::cp_async_bulk_tensor_2d_global_to_shared(box, &map, BOX_COLS * blockIdx.x,
+                                                                             0, bar);
+    }
+    wait_for_the_box(cuda::device::barrier_native_handle(bar));
+    out[blockIdx.x * BOX_WORDS + threadIdx.x] = box[threadIdx.x];
 }
 
 // CCCL all the way: every thread arrives (thread 0 with the bytes) and waits
@@ -247,8 +298,10 @@ static void part_tensor_load(uint64_t blocks, uint32_t seed, cudaStream_t s) {
     const struct {
         const char* name;
         LoadKernel kernel;
-    } loads[] = {
-        {"load_ptx", load_ptx}, {"load_cuda_ptx", load_cuda_ptx}, {"load_cute_atom", load_cute_atom}};
+    } loads[] = {{"load_ptx", load_ptx},
+                 {"load_cuda_ptx", load_cuda_ptx},
+                 {"load_cuda_experimental", load_cuda_experimental},
+                 {"load_cute_atom", load_cute_atom}};
     for (const auto& t : loads)
         CHECK_AND_TIME(t.name, NULL, s, out, want, words, 0,
                        t.kernel<<<(unsigned)blocks, BOX_WORDS, 0, s>>>(map, out));
@@ -273,7 +326,9 @@ static void part_bulk_load(uint64_t blocks, uint32_t seed, cudaStream_t s) {
     } bulks[] = {{"bulk_ptx", bulk_ptx},
                  {"bulk_cuda_ptx", bulk_cuda_ptx},
                  {"bulk_memcpy_async_tx", bulk_memcpy_async_tx},
-                 {"bulk_cuda_barrier", bulk_cuda_barrier}};
+                 {"bulk_memcpy_async_tx_copy_first", bulk_memcpy_async_tx_copy_first},
+                 {"bulk_cuda_barrier", bulk_cuda_barrier},
+                 {"bulk_cute", bulk_cute}};
     for (const auto& t : bulks)
         CHECK_AND_TIME(t.name, NULL, s, out, want, words, 0,
                        t.kernel<<<(unsigned)blocks, BULK_THREADS, 0, s>>>(in, out));

@@ -1,6 +1,6 @@
 // 04_tma_store/twins: step 04's TMA store through the C++ APIs a learner will
-// write next: CCCL's cuda::ptx and CuTe's SM90_TMA_STORE atom with its
-// commit and wait. Each block writes one 32 x 32 box of a matrix; this
+// write next: CCCL's cuda::ptx and cuda::device::experimental, and CuTe's
+// SM90_TMA_STORE atom with its commit and wait. Each block writes one 32 x 32 box of a matrix; this
 // program checks every element; make test compiles it for sm_90a and
 // compares each twin's SASS with the PTX kernel's, registers aside
 // (tests/test_twins.py). Lesson: 04_tma_store/twins/README.md.
@@ -12,6 +12,7 @@
 #include "03_tma_load/tensor_map.h"
 #include "04_tma_store/tma_store.cuh"
 
+#include <cuda/barrier>
 #include <cuda/ptx>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cutlass/arch/barrier.h>
@@ -48,6 +49,22 @@ __global__ void store_cuda_ptx(const __grid_constant__ CUtensorMap map, uint32_t
         cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, &map, coords, box);
         cuda::ptx::cp_async_bulk_commit_group();
         cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>());
+    }
+}
+
+// CCCL's higher level, cuda::device::experimental (in <cuda/barrier>):
+// fence_proxy_async_shared_cta, cp_async_bulk_tensor_2d_shared_to_global,
+// cp_async_bulk_commit_group and cp_async_bulk_wait_group_read<0>.
+__global__ void store_cuda_experimental(const __grid_constant__ CUtensorMap map, uint32_t seed) {
+    __shared__ alignas(128) uint32_t box[BOX_WORDS];
+    for (uint32_t i = threadIdx.x; i < BOX_WORDS; i += blockDim.x) box[i] = seed + i;
+    cuda::device::experimental::fence_proxy_async_shared_cta();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::device::experimental::cp_async_bulk_tensor_2d_shared_to_global(&map, BOX_COLS * blockIdx.x, 0,
+                                                                             box);
+        cuda::device::experimental::cp_async_bulk_commit_group();
+        cuda::device::experimental::cp_async_bulk_wait_group_read<0>();
     }
 }
 
@@ -105,7 +122,10 @@ int main(int argc, char** argv) {
     const struct {
         const char* name;
         StoreKernel kernel;
-    } stores[] = {{"store_ptx", store_ptx}, {"store_cuda_ptx", store_cuda_ptx}, {"store_cute", store_cute}};
+    } stores[] = {{"store_ptx", store_ptx},
+                  {"store_cuda_ptx", store_cuda_ptx},
+                  {"store_cuda_experimental", store_cuda_experimental},
+                  {"store_cute", store_cute}};
     for (const auto& t : stores)
         CHECK_AND_TIME(t.name, NULL, s, m, want, words, 0,
                        t.kernel<<<(unsigned)blocks, 256, 0, s>>>(map, cli.seed));

@@ -1,5 +1,5 @@
 // 08_descriptor_update/twins: step 08's retarget of a tensor map through
-// CCCL's cuda::ptx. One warp copies a map into shared memory, one lane
+// CCCL's cuda::ptx. Thread 0 copies a map into shared memory and
 // replaces its address, dimension 0 and row stride, the warp copies it to
 // global memory with the release fence built in, and a reader acquires it.
 // This program retargets a map of one matrix to another of a different
