@@ -109,8 +109,8 @@ check-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2
 	@ok=0; for d in $(2) $(call twin_of,$(2)); do \
 	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT)"; \
 	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) || ok=1; done; exit $$$$ok
-sass-$(1): $(BUILD)/$(2)
-	@$(PYTHON) tools/sass.py $(2)
+sass-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
+	@ok=0; for d in $(2) $(call twin_of,$(2)); do $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
 sanitize-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
 	@ok=0; for d in $(2) $(call twin_of,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
 profile-$(1): $(BUILD)/$(2)
@@ -240,7 +240,7 @@ help:
 	@echo "  make build-NN        build step NN"
 	@echo "  make run-NN          build and run step NN (ARGS=\"--quick\", ARGS=\"--help\", ...)"
 	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt; then its twins"
-	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel"
+	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel (and its twins')"
 	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick, and its twins"
 	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
 	@echo "  make bug-NN [N=k]    step NN's planted mistakes (NN_*/bugs/*.diff); N=k: apply k, build, run, say what showed"

@@ -29,6 +29,7 @@ TWINS = {
 EQUAL = [
     ("02", "copy_ptx", "copy_pipeline_primitives"),
     ("02", "copy_ptx", "copy_cuda_memcpy_async"),
+    ("02", "copy_ptx", "copy_cuda_memcpy_async_typed"),
     ("03", "load_ptx", "load_cuda_ptx"),
     ("03", "load_ptx", "load_cuda_experimental"),
     ("03", "bulk_ptx", "bulk_cuda_ptx"),
@@ -276,3 +277,10 @@ def test_twins_recorded_runs_pass_against_the_expected_output(tmp_path, twins_di
         saved.write_text(out)
         p = run(["python3", "tools/checker.py", twins_dir, "--output", str(saved)])
         assert p.returncode == 0, f"{r.relative_to(REPO)}: {p.stdout}"
+
+
+@pytest.mark.parametrize("twins_dir", PROGRAMS)
+def test_make_sass_shows_each_twins_instructions(built, twins_dir):
+    # twins/check.py's `sass` rules (what make sass-NN prints), checked against the build.
+    p = run(["python3", "tools/sass.py", twins_dir])
+    assert p.returncode == 0, p.stdout + p.stderr

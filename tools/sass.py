@@ -32,7 +32,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import step_or_exit  # noqa: E402
-from contract import REPO  # noqa: E402
+from contract import REPO, binary_path  # noqa: E402
 
 
 class ToolMissing(Exception):
@@ -230,14 +230,14 @@ def check_sass(functions: dict[str, list[str]], spec: dict[str, list[str]], abse
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", help="step folder, e.g. 01_memcpy_baseline")
+    ap.add_argument("step", help="step folder, e.g. 01_memcpy_baseline, or its twins: 02_cp_async/twins")
     ap.add_argument("--binary", type=pathlib.Path)
     ap.add_argument("--all", action="store_true", help="print every SASS line of those kernels")
     ap.add_argument("--pins", action="store_true",
                     help="print the fence pins (fences, sass_fences) of this build for check.py")
     a = ap.parse_args()
     step = step_or_exit(a.step, "sass")
-    binary = a.binary or REPO / "build" / step.name
+    binary = a.binary or binary_path(step.name)
     if a.pins:
         source = next((REPO / step.name).glob("*.cu"))
         for key, funcs, ptx in (("fences", dump_ptx(source), True), ("sass_fences", dump_sass(binary), False)):

@@ -54,6 +54,21 @@ __global__ void copy_cuda_memcpy_async(const float4* in, float4* out) {
     pipe.consumer_release();
 }
 
+// Typed pointers need no promise: from float4 pointers the library knows
+// the 16-byte alignment of both addresses (alignof(float4)), so a plain
+// sizeof is enough for the same one 16-byte cp.async.
+__global__ void copy_cuda_memcpy_async_typed(const float4* in, float4* out) {
+    __shared__ float4 s[THREADS];
+    const size_t i = (size_t)blockIdx.x * THREADS + threadIdx.x;
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[threadIdx.x], &in[i], sizeof(float4), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    out[i] = s[threadIdx.x];
+    pipe.consumer_release();
+}
+
 // The trap: the same call with a plain byte count. From char pointers the
 // library can prove no alignment, so it copies byte by byte, synchronously
 // (16 LDG.E.U8, then STS): no cp.async at all, and nothing warns.
@@ -91,6 +106,7 @@ static const struct {
     {"copy_ptx", copy_ptx},
     {"copy_pipeline_primitives", copy_pipeline_primitives},
     {"copy_cuda_memcpy_async", copy_cuda_memcpy_async},
+    {"copy_cuda_memcpy_async_typed", copy_cuda_memcpy_async_typed},
     {"copy_cuda_memcpy_async_unaligned", copy_cuda_memcpy_async_unaligned},
     {"copy_cooperative_groups", copy_cooperative_groups},
 };

@@ -4,4 +4,6 @@
 # which make test proves from the SASS: tests/test_twins.py).
 perf_floors = {}
 headline = "check:store_ptx"
-sass = {}
+# The instructions each kernel is about (make sass-NN shows them; tools/sass.py).
+sass = {k: ["FENCE.VIEW.ASYNC.S", "UTMASTG.2D", "DEPBAR.LE SB0, 0x0"]
+        for k in ("store_ptx", "store_cuda_ptx", "store_cuda_experimental", "store_cute")}

@@ -4,4 +4,5 @@
 # which make test proves from the SASS: tests/test_twins.py).
 perf_floors = {}
 headline = "check:retarget_ptx"
-sass = {}
+# The instructions each kernel is about (make sass-NN shows them; tools/sass.py).
+sass = {k: ["ATOMG.E.EXCH.STRONG.GPU", "UTMACCTL.IV"] for k in ("retarget_ptx", "retarget_cuda_ptx")}

@@ -4,4 +4,6 @@
 # which make test proves from the SASS: tests/test_twins.py).
 perf_floors = {}
 headline = "check:mma_ptx"
-sass = {}
+# The instructions each kernel is about (make sass-NN shows them; tools/sass.py).
+sass = {k: ["WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32.BF16", "WARPGROUP.DEPBAR.LE gsb0, 0x0"]
+        for k in ("mma_ptx", "mma_cute")}
