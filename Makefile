@@ -72,7 +72,11 @@ CUTE_INCLUDE = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass
 CUTE_NEEDS := $(VENV)/.installed
 endif
 TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(CUTE_INCLUDE)
-twin_of = $(filter $(1)/twins,$(TWIN_DIRS))
+# A step folder and its twins folder, if it has one; the twins' binary.
+with_twins = $(1) $(filter $(1)/twins,$(TWIN_DIRS))
+twin_bin = $(patsubst %/twins,$(BUILD)/twins/%,$(filter $(1)/twins,$(TWIN_DIRS)))
+# In a shell loop over such folders: n, the name a summary line gives folder d (03, 03/twins).
+LABEL = n=$${d%%_*}; case $$d in */twins) n=$$n/twins;; esac
 
 all: $(BINARIES) $(TWIN_BINS)
 
@@ -105,14 +109,14 @@ $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
 	./$(BUILD)/$(2) $(ARGS)
-check-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
-	@ok=0; for d in $(2) $(call twin_of,$(2)); do \
+check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
+	@ok=0; for d in $(call with_twins,$(2)); do \
 	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT)"; \
 	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) || ok=1; done; exit $$$$ok
-sass-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
-	@ok=0; for d in $(2) $(call twin_of,$(2)); do $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
-sanitize-$(1): $(BUILD)/$(2) $(patsubst %/twins,$(BUILD)/twins/%,$(call twin_of,$(2)))
-	@ok=0; for d in $(2) $(call twin_of,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
+sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
+	@ok=0; for d in $(call with_twins,$(2)); do $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
+sanitize-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
+	@ok=0; for d in $(call with_twins,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
 profile-$(1): $(BUILD)/$(2)
 	$(PYTHON) tools/ncu_profile.py $(2)
 # Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
@@ -166,13 +170,12 @@ $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 # failed or was skipped (exit 77 is never a pass).
 check: all
 	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do \
-	  n=$${d%%_*}; case $$d in */twins) n=$$n/twins;; esac; \
-	  $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $$n"; \
+	  $(LABEL); $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $$n"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make check: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make check: every step passed"
 sanitize: all
-	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do n=$${d%%_*}; case $$d in */twins) n=$$n/twins;; esac; \
+	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do $(LABEL); \
 	  bash tools/sanitize.sh $$d || failed="$$failed $$n"; done; \
 	if [ -n "$$failed" ]; then echo "make sanitize: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make sanitize: every step clean"

@@ -22,6 +22,23 @@ from contract import step_dirs  # noqa: E402
 STEP_DIRS = step_dirs()
 
 
+def cute_include():
+    """CuTe's headers, from the pinned nvidia-cutlass package (requirements.txt): nothing is vendored."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("cutlass_library")
+    assert spec and spec.submodule_search_locations, "nvidia-cutlass is not installed: run `make venv`"
+    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    assert (inc / "cute" / "swizzle.hpp").is_file(), inc
+    return inc
+
+
+# A line of a build log that counts as a warning: the compilers' own, and ptxas's wgmma advisories
+# ("Potential Performance Loss", C7520: wgmma serialized; "warpgroup.arrive is injected ... by compiler",
+# C7519: a missing wgmma.fence that ptxas repaired).
+WARNING_RE = r"\bwarning\b|Potential Performance Loss|injected .* by compiler"
+
+
 def no_gpu_env() -> dict[str, str]:
     """The environment of a machine with no visible GPU, even on a GPU machine."""
     return dict(os.environ, CUDA_VISIBLE_DEVICES="")

@@ -2,7 +2,6 @@
 Python model) against every element the H200 recorded, and the bank model
 against known answers and against ncu's counters."""
 
-import pathlib
 import re
 import subprocess
 
@@ -12,7 +11,7 @@ import swizzle_model as m
 from contract import REFERENCE_GPU, read_csv
 from ncu_profile import profile_csv
 
-from conftest import REPO
+from conftest import REPO, cute_include
 
 REC = m.load_recording()
 ALL = REC["layouts"] + REC["narrow_layouts"]
@@ -104,16 +103,6 @@ def test_bank_model_agrees_with_ncu_and_the_program():
         assert float(r["wavefronts_per_lds"]) == m.conflict_degree(*m.pattern_addresses(r["launch"]))
     for p in REC["bank"]["patterns"]:
         assert p["model_degree"] == m.conflict_degree(*m.pattern_addresses(p["name"]))
-
-
-def cute_include():
-    """CuTe's headers, from the pinned nvidia-cutlass package (requirements.txt): nothing is vendored."""
-    import importlib.util
-    spec = importlib.util.find_spec("cutlass_library")
-    assert spec and spec.submodule_search_locations, "nvidia-cutlass is not installed: run `make venv`"
-    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
-    assert (inc / "cute" / "swizzle.hpp").is_file(), inc
-    return inc
 
 
 def test_cute_swizzle_is_the_same_function(tmp_path):
