@@ -22,13 +22,20 @@ MBAR_TIMEOUT_NS ?=
 TUTORIAL_FLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -I. -Xcompiler -Wall,-Wextra \
                   -Xptxas -warn-spills,-warn-lmem-usage --resource-usage \
                   $(if $(MBAR_TIMEOUT_NS),-DMBAR_TIMEOUT_NS=$(MBAR_TIMEOUT_NS)ull)
-ALL_FLAGS := $(TUTORIAL_FLAGS) $(NVCCFLAGS)
+# SHADOW=1: the shadow build, into build/shadow/: every wrapper also keeps its
+# protocol's state and stops the kernel with a report when a rule of the PTX
+# ISA is broken (common/shadow/). Slow, and its timings mean nothing: its
+# check ignores the PERF floors. The normal build's machine code does not
+# change with it (tests/test_shadow.py). The twins are not instrumented.
+SHADOW ?=
+SHADOW_FLAG := $(if $(filter 1,$(SHADOW)),-DTUTORIAL_SHADOW)
+ALL_FLAGS := $(TUTORIAL_FLAGS) $(SHADOW_FLAG) $(NVCCFLAGS)
 
 PYTHON    ?= python3
 CUDA_HOME ?= /usr/local/cuda
 VENV      ?= .venv
 VPY       := $(VENV)/bin/python
-BUILD     := build
+BUILD     := build$(if $(SHADOW_FLAG),/shadow)
 ARGS      ?=
 # Seconds a checked run may take before the checker calls it hung.
 CHECK_TIMEOUT ?= 600
@@ -43,6 +50,8 @@ BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-
 FULL_ONLY = $(if $(BUNDLE),@echo "make $@: not part of the lab bundle (it needs the full tutorial: results/, tests/, notebooks/, bugs/)"; exit 2)
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
+# The checker's options for this build: its binary, and no floors in the shadow build.
+checker_build = $(if $(SHADOW_FLAG),--binary $(BUILD)/$(1) --shadow)
 STEPS     := $(foreach d,$(STEP_DIRS),$(firstword $(subst _, ,$(d))))
 BINARIES  := $(addprefix $(BUILD)/,$(STEP_DIRS))
 # The flags a binary was built with: rewritten only when they change, so that
@@ -53,7 +62,7 @@ FLAGS_STAMP := $(BUILD)/flags.txt
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check sanitize bench test notebooks results-table venv help clean mutation lab-dist grade-class
+.PHONY: all check shadow sanitize bench test notebooks results-table venv help clean mutation lab-dist grade-class
 
 # The twins (NN_topic/twins/*.cu, in the steps that teach an instruction): the
 # step's key kernels again through CCCL (cuda::ptx, cuda::memcpy_async, ...)
@@ -63,7 +72,7 @@ SHELL := /bin/bash
 # the environment, names another copy),
 # and --expt-relaxed-constexpr, which CuTe's constexpr functions need.
 # make check-NN runs a step's twins after the step.
-TWIN_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/twins/*.cu))))
+TWIN_DIRS := $(if $(SHADOW_FLAG),,$(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/twins/*.cu)))))
 TWIN_BINS := $(patsubst %/twins,$(BUILD)/twins/%,$(TWIN_DIRS))
 ifneq ($(origin CUTE_INCLUDE),undefined)
 CUTE_NEEDS :=
@@ -101,18 +110,25 @@ step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^
 # flags. The compiler's output goes to build/NN_topic.log (the warnings test
 # reads it); the terminal shows the command and any warning.
 define STEP_RULES
-.PHONY: build-$(1) run-$(1) check-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1) bug-$(1) compile-command-$(1)
+.PHONY: build-$(1) run-$(1) check-$(1) shadow-$(1) sass-$(1) sanitize-$(1) profile-$(1) lab-$(1) grade-$(1) bug-$(1) compile-command-$(1)
 $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 	@echo "$(NVCC) $$(ALL_FLAGS) $$< -o $$@ $(call step_link,$(2))  (log: $$@.log)"
 	@$(NVCC) $$(ALL_FLAGS) -MD -MF $$@.d $$< -o $$@ $(call step_link,$(2)) > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
-	@grep -i "warning" $$@.log || true
+	@$(if $(SHADOW_FLAG),echo "  (the shadow build: $$$$(grep -ci warning $$@.log) ptxas notes on registers and local memory in $$@.log, its checks' own)",grep -i "warning" $$@.log || true)
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
 	./$(BUILD)/$(2) $(ARGS)
 check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
 	@ok=0; for d in $(call with_twins,$(2)); do \
-	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT)"; \
-	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) || ok=1; done; exit $$$$ok
+	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $(call checker_build,$(2))"; \
+	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $$$$(test $$$$d = $(2) && echo "$(call checker_build,$(2))") \
+	    || ok=1; done; exit $$$$ok
+# The shadow build of step NN on --quick: passes when no rule is broken and every check passes.
+shadow-$(1):
+	@$(MAKE) --no-print-directory SHADOW=1 build-$(1)
+	@echo "./build/shadow/$(2) --quick"; ./build/shadow/$(2) --quick > build/shadow/$(2).quick.log 2>&1; code=$$$$?; \
+	  grep -E "^check .* FAIL|^ +(shadow|hung):" build/shadow/$(2).quick.log; \
+	  echo "shadow-$(1): $$$$( [ $$$$code = 0 ] && echo "PASS: no rule broken, every check passed" || echo "FAIL (exit $$$$code)" ); log build/shadow/$(2).quick.log"; exit $$$$code
 sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
 	@ok=0; for d in $(call with_twins,$(2)); do $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
 sanitize-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
@@ -170,10 +186,16 @@ $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 # failed or was skipped (exit 77 is never a pass).
 check: all
 	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do \
-	  $(LABEL); $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) || failed="$$failed $$n"; \
+	  $(LABEL); $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) \
+	    $(if $(SHADOW_FLAG),--binary $(BUILD)/$$d --shadow) || failed="$$failed $$n"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make check: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make check: every step passed"
+# Every step's shadow build on --quick, timed beside the normal build (its
+# overhead); FULL=1 also at full size against the expected output. On a GPU.
+shadow: $(BINARIES)
+	@$(MAKE) --no-print-directory SHADOW=1 $(addprefix build/shadow/,$(STEP_DIRS))
+	$(PYTHON) tools/shadow_sweep.py correct $(if $(FULL),--full)
 sanitize: all
 	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do $(LABEL); \
 	  bash tools/sanitize.sh $$d || failed="$$failed $$n"; done; \
@@ -208,9 +230,11 @@ test: $(if $(BUNDLE),,venv all)
 # Plants defects one at a time (tools/mutation.py lists them) and checks that
 # the test aimed at each catches it; GPU=1 adds those only a GPU run can catch.
 # Not part of `make test`: it rebuilds and reruns a lot.
-mutation: $(if $(BUNDLE),,venv all)
+# SHADOW=1 instead: every planted mistake in the shadow build, on a GPU
+# (tools/shadow_sweep.py bugs: built in parallel, each must name its rule).
+mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),,venv all))
 	$(FULL_ONLY)
-	$(VPY) tools/mutation.py $(if $(GPU),--gpu)
+	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)",$(VPY) tools/mutation.py $(if $(GPU),--gpu))
 
 # Every step's student copy with the harness and the tools, no solutions.
 lab-dist:
@@ -245,6 +269,8 @@ help:
 	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt; then its twins"
 	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel (and its twins')"
 	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick, and its twins"
+	@echo "  make shadow-NN       the shadow build of step NN on --quick: stops at the first broken protocol rule"
+	@echo "  make shadow [FULL=1] every step's shadow build on --quick (FULL=1: full size too), timed beside the normal one"
 	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
 	@echo "  make bug-NN [N=k]    step NN's planted mistakes (NN_*/bugs/*.diff); N=k: apply k, build, run, say what showed"
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
@@ -255,7 +281,8 @@ help:
 	@echo "  make venv            create $(VENV) and install requirements.txt"
 	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
-	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too)"
+	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too;"
+	@echo "                       SHADOW=1: every planted mistake in the shadow build, each naming its rule)"
 	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
 	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program alone, built and judged with this tutorial's files"
 	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR into DIR/grades_NN.csv"
@@ -263,7 +290,8 @@ help:
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
-	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE"
+	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
+	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 
 clean:

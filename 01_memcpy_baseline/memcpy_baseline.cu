@@ -181,9 +181,11 @@ __global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ o
     __shared__ float4 tile[THREADS];  // [THREADS] float4 = 4 KiB
     const unsigned partner = threadIdx.x ^ 32;
     for (size_t base = (size_t)blockIdx.x * THREADS; base < n4; base += (size_t)gridDim.x * THREADS) {
-        tile[threadIdx.x] = in[base + threadIdx.x];  // LDG.E.128 -> STS.128
-        __syncthreads();                             // every slot is stored before any is read
-        out[base + partner] = tile[partner];         // LDS.128 -> STG.E.128
+        tile[threadIdx.x] = in[base + threadIdx.x];        // LDG.E.128 -> STS.128
+        SHADOW_WROTE(&tile[threadIdx.x], sizeof(float4));  // (the shadow build's race rule: who stored what)
+        __syncthreads();                                   // every slot is stored before any is read
+        SHADOW_READ(&tile[partner], sizeof(float4));
+        out[base + partner] = tile[partner];  // LDS.128 -> STG.E.128
         __syncthreads();
     }
     // LAB-STUB: (void)in, (void)out, (void)n4;

@@ -65,7 +65,10 @@ __global__ void __launch_bounds__(THREADS) staged(const float4* __restrict__ in,
 #pragma unroll
         for (int j = 0; j < VEC; ++j) r[j] = src[j * THREADS + t];
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) tile[j * THREADS + t] = r[j];
+        for (int j = 0; j < VEC; ++j) {
+            tile[j * THREADS + t] = r[j];
+            SHADOW_WROTE(&tile[j * THREADS + t], sizeof(float4));  // (the shadow build's race rule)
+        }
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) fill_element<METHOD>(&tile[j * THREADS + t], &src[j * THREADS + t]);
@@ -74,8 +77,10 @@ __global__ void __launch_bounds__(THREADS) staged(const float4* __restrict__ in,
     }
     __syncthreads();  // ...and now everyone's: partners may be read
 #pragma unroll
-    for (int j = 0; j < VEC; ++j)
+    for (int j = 0; j < VEC; ++j) {
+        SHADOW_READ(&tile[j * THREADS + partner], sizeof(float4));  // (the shadow build's cp.async rules)
         out[(size_t)blockIdx.x * TILE4 + j * THREADS + partner] = tile[j * THREADS + partner];
+    }
 }
 
 template <int METHOD>
@@ -101,6 +106,7 @@ static void part_staged(const Copy* c) {
 static __device__ __forceinline__ void consume_row(const float4* tile, float4* out, int row,
                                                    unsigned partner) {
     __syncthreads();
+    SHADOW_READ(&tile[row * THREADS + partner], sizeof(float4));
     out[row * THREADS + partner] = tile[row * THREADS + partner];
 }
 
@@ -300,7 +306,10 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
         const float4* cur = stage + (i % STAGES) * TILE4;
         float4 v[VEC];
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) v[j] = cur[j * THREADS + partner];
+        for (int j = 0; j < VEC; ++j) {
+            SHADOW_READ(&cur[j * THREADS + partner], sizeof(float4));  // (the shadow build's cp.async rules)
+            v[j] = cur[j * THREADS + partner];
+        }
         __syncthreads();  // everyone has read this stage: it may be refilled
         poly_vec(v, degree);
         float4* dst = out + (first + i) * TILE4;

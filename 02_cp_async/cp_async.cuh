@@ -19,7 +19,27 @@
 //   [%1] global source: a 64-bit global address ("l"), gmem_u64;
 //   cp-size, and N of wait_group, are immediates ("n");
 //   "memory" clobber: the compiler must not move ordinary loads and stores of
-//   shared memory across these instructions.
+//   shared memory across these instructions;
+//   SHADOW_SITE, SHADOW(...): empty in a normal build (common/shadow/hooks.h);
+//   in the shadow build the wrapper also tells the protocol checker what it
+//   does, and from where it was called.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. Each thread issues its copies (cp_async_*) into shared memory that
+//      no asynchronous reader still reads                                [S2]
+//   2. It closes them into a group (cp_async_commit_group), one group per
+//      stage, even when there is nothing left to copy
+//   3. Before it reads a stage, it waits until that stage's group is
+//      complete: wait_group N leaves the newest N pending                [A1]
+//      02_cp_async/bugs/1.diff
+//   4. A __syncthreads() after every thread's wait, before any thread reads
+//      what another thread's copies wrote                                [A2]
+//      02_cp_async/bugs/2.diff
+//   (Step 01's plain stores need the same barrier before another thread
+//   reads them                                                           [A3]
+//   01_memcpy_baseline/bugs/1.diff)
 #pragma once
 
 #include "common/tutorial.cuh"
@@ -38,8 +58,9 @@ static __device__ __forceinline__ uint64_t gmem_u64(const void* p) {
 // .ca: cache in L1 and L2 ("cache at all levels"). cp-size 4, 8 or 16 bytes;
 // both addresses aligned to cp-size. SASS: LDGSTS.E / .E.64 / .E.128.
 template <int BYTES>
-static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* gmem_src) {
+static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* gmem_src SHADOW_SITE) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async cp-size is 4, 8 or 16");
+    SHADOW(cp_async(smem_dst, BYTES SHADOW_PASS));
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "n"(BYTES)
@@ -48,7 +69,8 @@ static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* g
 
 // .cg: cache in L2 only, bypassing L1 ("cache global"). 16 bytes only.
 // SASS: LDGSTS.E.BYPASS.128.
-static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void* gmem_src) {
+static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void* gmem_src SHADOW_SITE) {
+    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src))
@@ -60,7 +82,8 @@ static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void*
 // not a multiple of 16 bytes: nothing past src + src_bytes is read.
 // src_bytes > 16 is undefined. SASS: LDGSTS.E.BYPASS.128.ZFILL.
 static __device__ __forceinline__ void cp_async_cg16_zfill(void* smem_dst, const void* gmem_src,
-                                                           uint32_t src_bytes) {
+                                                           uint32_t src_bytes SHADOW_SITE) {
+    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "r"(src_bytes)
@@ -73,7 +96,8 @@ static __device__ __forceinline__ void cp_async_cg16_zfill(void* smem_dst, const
 // valid-looking; it is never dereferenced). SASS: LDGSTS.E.BYPASS.128 with a
 // guard predicate as its last operand (..., !P0).
 static __device__ __forceinline__ void cp_async_cg16_ignore_src(void* smem_dst, const void* gmem_src,
-                                                                int ignore) {
+                                                                int ignore SHADOW_SITE) {
+    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
     asm volatile(
         "{\n"
         "  .reg .pred p;\n"
@@ -87,7 +111,8 @@ static __device__ __forceinline__ void cp_async_cg16_ignore_src(void* smem_dst, 
 
 // Close this thread's current group of copies (an empty group is legal).
 // SASS: LDGDEPBAR.
-static __device__ __forceinline__ void cp_async_commit_group(void) {
+static __device__ __forceinline__ void cp_async_commit_group(SHADOW_SITE_ONLY) {
+    SHADOW(cp_commit(SHADOW_PASS_ONLY));
     asm volatile("cp.async.commit_group;" : : : "memory");
 }
 
@@ -97,13 +122,15 @@ static __device__ __forceinline__ void cp_async_commit_group(void) {
 //   wait_group<0>: everything committed so far is complete.
 //   wait_group<2>: NOT "wait for group 2"; the newest 2 groups may still fly.
 template <int N>
-static __device__ __forceinline__ void cp_async_wait_group(void) {
+static __device__ __forceinline__ void cp_async_wait_group(SHADOW_SITE_ONLY) {
     static_assert(N >= 0 && N <= 7, "cp.async.wait_group takes a small immediate");
     asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+    SHADOW(cp_wait(N SHADOW_PASS));
 }
 
 // Wait for every copy this thread issued, committed or not (the compiler
 // emits LDGDEPBAR then DEPBAR.LE SB0, 0x0: commit, then wait for zero pending).
-static __device__ __forceinline__ void cp_async_wait_all(void) {
+static __device__ __forceinline__ void cp_async_wait_all(SHADOW_SITE_ONLY) {
     asm volatile("cp.async.wait_all;" : : : "memory");
+    SHADOW(cp_wait_all(SHADOW_PASS_ONLY));
 }

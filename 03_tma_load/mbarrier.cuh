@@ -14,13 +14,33 @@
 // phase has parity 0, the next 1, then 0 again. try_wait.parity P returns
 // true once the phase with parity P has completed: at once if P names the
 // phase just before the current one, only later if P names the current one.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. One thread initializes each barrier with its arrival count        [B1]
+//   2. fence.mbarrier_init, then a barrier that publishes the init: a
+//      __syncthreads(), or barrier.cluster when other CTAs use it        [B1]
+//   3. Each phase gets its arrivals, all of them (arrive; arrive.expect_tx
+//      with the bytes its copies bring)                                  [B4]
+//      03_tma_load/bugs/3.diff
+//   4. The copies of a phase bring exactly the bytes expect_tx announced [B3]
+//      03_tma_load/bugs/2.diff
+//   5. A wait names the phase it needs by parity: 0 for the first, then
+//      flipping at each reuse; a producer's first wait on a free stage
+//      names the phase before the first                                  [B2]
+//      03_tma_load/bugs/1.diff; a wait on a phase nobody completes       [B4]
+//      03_tma_load/bugs/4.diff
+//   6. The CTA does not end while a copy toward one of its barriers is in
+//      flight                                                            [S3]
 #pragma once
 
 #include "02_cp_async/cp_async.cuh"  // smem_u32
 
 // `count` arrivals complete a phase (1 for a barrier that only the issuing
 // thread arrives on). `bar` must be 8-byte aligned shared memory.
-static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count SHADOW_SITE) {
+    SHADOW(mbar_init(bar, count SHADOW_PASS));
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(smem_u32(bar)), "r"(count) : "memory");
 }
 
@@ -33,18 +53,19 @@ static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) 
 // barrier, and the TMA copies that signal it are issued after that barrier.
 // CUTLASS keeps the fence in every kernel, and so do we: it is what the PTX
 // model asks for, whatever one target compiles it to.
-static __device__ __forceinline__ void mbar_fence_init(void) {
+static __device__ __forceinline__ void mbar_fence_init(SHADOW_SITE_ONLY) {
     asm volatile("fence.mbarrier_init.release.cluster;" : : : "memory");
+    SHADOW(mbar_fence_init(SHADOW_PASS_ONLY));
 }
 
 // The usual set-up of a block's barriers: one thread initializes `n` of them
 // (each completing a phase with `count` arrivals) and fences, then the whole
 // block syncs, so no thread (and no copy a thread issues) uses a barrier
 // before it exists. Step 03's tile_load spells these lines out.
-static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint32_t count) {
+static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint32_t count SHADOW_SITE) {
     if (threadIdx.x == 0) {
-        for (int i = 0; i < n; ++i) mbar_init(&bars[i], count);
-        mbar_fence_init();
+        for (int i = 0; i < n; ++i) mbar_init(&bars[i], count SHADOW_PASS);
+        mbar_fence_init(SHADOW_PASS_ONLY);
     }
     __syncthreads();
 }
@@ -52,7 +73,8 @@ static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint
 // Arrive once and add `bytes` to the phase's pending transaction count, in one
 // step: the phase now also waits for that many bytes to land. `_` discards
 // the returned phase state.
-static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes SHADOW_SITE) {
+    SHADOW(arrive(bar, bytes SHADOW_PASS));
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                  :
                  : "r"(smem_u32(bar)), "r"(bytes)
@@ -60,7 +82,8 @@ static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint
 }
 
 // Arrive once, no bytes: a consumer saying "I am done with this stage".
-static __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+static __device__ __forceinline__ void mbar_arrive(uint64_t* bar SHADOW_SITE) {
+    SHADOW(arrive(bar, 0u SHADOW_PASS));
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" : : "r"(smem_u32(bar)) : "memory");
 }
 
@@ -125,6 +148,9 @@ static __device__ __forceinline__ bool wait_gave_up(uint64_t start, const char* 
     const uint64_t waited = globaltimer_ns() - start;
     if (waited <= 1000000ull) return false;  // a copy merely in flight lands well within 1 ms
     if (*(volatile unsigned int*)&g_wait_report.reported) return true;
+#ifdef TUTORIAL_SHADOW
+    if (shadow_stopped()) return true;  // the shadow build found a rule broken: end the kernel
+#endif
     if (waited <= MBAR_TIMEOUT_NS) return false;
     wait_report(what, file, line, detail_name, detail, waited);
     return true;
@@ -161,8 +187,10 @@ static __device__ __forceinline__ bool bounded_wait(Test test, const char* what,
 // __syncthreads() that a lone break would deadlock) and may exit with copies
 // in flight, after a hang that the check already reports as a failure.
 static __device__ __forceinline__ bool mbar_wait(uint64_t* bar, uint32_t parity, const char* what,
-                                                 const char* file, int line) {
-    return bounded_wait([&] { return mbar_try_wait(bar, parity); }, what, file, line, "parity", parity);
+                                                 const char* file, int line SHADOW_SITE) {
+    return SHADOW_WAITED(bar, parity,
+                         bounded_wait([&] { return mbar_try_wait(bar, parity); }, what, file, line, "parity",
+                                      parity) SHADOW_PASS);
 }
 #define MBAR_WAIT(bar, parity) mbar_wait((bar), (parity), #bar, __FILE__, __LINE__)
 

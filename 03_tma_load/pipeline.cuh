@@ -34,16 +34,22 @@ static __device__ __forceinline__ bool elect_one_sync(void) {
 // register cap at entry (__launch_bounds__(threads, 1) or -maxrregcount),
 // else ptxas ignores it (warning C7508). Registers gained by .inc start
 // undefined. sm_90a only (the binaries are built for it).
+// (The shadow build leaves registers where the launch put them: its checks
+// are function calls, which cannot live in 40 registers.)
 template <int N>
 static __device__ __forceinline__ void setmaxnreg_dec(void) {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
+#ifndef TUTORIAL_SHADOW
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" : : "n"(N));
+#endif
 }
 
 template <int N>
 static __device__ __forceinline__ void setmaxnreg_inc(void) {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");
+#ifndef TUTORIAL_SHADOW
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" : : "n"(N));
+#endif
 }
 
 // ---- which boxes a block works on -------------------------------------------

@@ -11,6 +11,20 @@
 // ("l"); coordinates are signed 32-bit ELEMENT indices, fastest dimension
 // first ("r"). Loads use the shared::cluster destination form (CUDA >= 12.0;
 // a CTA's own shared memory is part of its cluster's window).
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. Threads that wrote the destination with ordinary stores (a poison)
+//      each run fence.proxy.async before the barrier that hands it over [S1]
+//   2. One thread arms the barrier with expect_tx for the FULL box, the
+//      out-of-bounds part included                                       [B3]
+//      03_tma_load/bugs/2.diff
+//   3. It issues the load into shared memory that nothing asynchronous
+//      still reads                                                       [S2]
+//   4. Every reader waits for the barrier's phase before it reads        [B2]
+//      03_tma_load/bugs/1.diff
+//   5. The CTA does not end with a load in flight into it                [S3]
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque struct)
@@ -40,7 +54,8 @@ static inline size_t tma_smem_bytes(size_t bytes, size_t align = 128) {
 // map. Out-of-bounds elements (negative or too-large coordinates) are filled,
 // and the FULL box's bytes are counted toward the barrier's transaction count.
 static __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                                   uint64_t* bar) {
+                                                   uint64_t* bar SHADOW_SITE) {
+    SHADOW(tma_load(dst, map, bar, 0u SHADOW_PASS));
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3}], [%4];"
@@ -50,7 +65,9 @@ static __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap*
 }
 
 // ---- 1D bulk load: no tensor map; 16-byte aligned, size a multiple of 16 -----
-static __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+static __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes,
+                                                 uint64_t* bar SHADOW_SITE) {
+    SHADOW(bulk_load(dst, bytes, bar SHADOW_PASS));
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  :
                  : "r"(smem_u32(dst)), "l"(gmem_u64(src)), "r"(bytes), "r"(smem_u32(bar))
@@ -65,15 +82,17 @@ static __device__ __forceinline__ void bulk_load(void* dst, const void* src, uin
 // stores, before the TMA writes it; step 04 before a TMA store reads what
 // threads wrote. Every thread that wrote runs it, before the barrier that
 // hands the buffer over.
-static __device__ __forceinline__ void fence_proxy_async_shared(void) {
+static __device__ __forceinline__ void fence_proxy_async_shared(SHADOW_SITE_ONLY) {
     asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+    SHADOW(fence_proxy_async(SHADOW_PASS_ONLY));
 }
 
 // Poison a box in shared memory with ordinary stores (the whole block, each
 // thread its share), so that a word the TMA never wrote shows, and fence: the
 // poison must land before the TMA's async-proxy writes, not after them. The
 // caller's barrier then hands the box to the thread that issues the copy.
-static __device__ __forceinline__ void poison_smem(uint32_t* box, uint32_t words) {
+static __device__ __forceinline__ void poison_smem(uint32_t* box, uint32_t words SHADOW_SITE) {
     for (uint32_t i = threadIdx.x; i < words; i += blockDim.x) box[i] = POISON_WORD;
-    fence_proxy_async_shared();
+    SHADOW(wrote(box, words * 4 SHADOW_PASS));
+    fence_proxy_async_shared(SHADOW_PASS_ONLY);
 }

@@ -69,3 +69,29 @@ sass_fences = {
     "fence_probe": {"FENCE.VIEW.ASYNC.S": 1},
     "tma_copy": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
 }
+
+# The order of every proxy fence, read wait and wgmma wait in the machine code
+# (tools/sass.py, check_order), not only their counts: a proxy fence after the
+# threads' last shared store and before the barrier that hands the buffer to
+# the copy engine; a read wait with its exact count between a store that read
+# a buffer and the writes that reuse it.
+sass_order = {
+    "add_one": [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "bulk_store_kernel": [{"anchor": "UBLKCP.G.S", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "fence_probe": [
+        {"anchor": "UBLKCP.G.S", "before": ["FENCE.VIEW.ASYNC.S"], "stop": "STS*"},
+        # the next round rewrites buf: the store must have read it (wait_group.read 0)
+        {"anchor": "UBLKCP.G.S", "after_it": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0"])], "stop": "STS*"},
+    ],
+    # a stage is reloaded once the store before the newest has read it (wait_group.read 1)
+    "tma_copy": [{"anchor": "UTMALDG.2D", "from": "UTMASTG.2D", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])],
+                  "stop": "UTMASTG.2D"}],
+    # ... and handed back to the producer only then (the producer's own arrive,
+    # "no more", sits after the storer's final full wait in the listing: 0x0)
+    "copy_ring<false>": [{"anchor": "SYNCS.ARRIVE.TRANS64.A1T0", "from": "UTMASTG.2D",
+                          "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x0"])],
+                          "stop": "UTMASTG.2D"}],
+    "copy_ring<true>": [{"anchor": "SYNCS.ARRIVE.TRANS64.A1T0", "from": "UBLKCP.G.S",
+                         "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x0"])],
+                         "stop": "UBLKCP.G.S"}],
+}

@@ -11,6 +11,22 @@
 // GROUPS, which belong to the thread that issued and committed the stores:
 // only that thread can wait on them. They are a set of their own, apart from
 // step 02's cp.async groups.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. Threads write the box with ordinary stores
+//   2. Every writing thread runs fence.proxy.async.shared::cta           [S1]
+//      04_tma_store/bugs/1.diff, 06_transpose/bugs/2.diff
+//   3. Then a barrier hands the box to one thread (the fence before the
+//      barrier: make test reads the order in the machine code)
+//   4. That thread stores it (tma_store_2d, bulk_store) and commits the
+//      bulk group
+//   5. wait_group.read N before the box is rewritten (N: the newer stores
+//      that may still read)                                              [S2]
+//   6. wait_group.read 0 (or wait_group 0) before the CTA ends           [S3]
+//   7. wait_group 0 before anything reads what the store wrote (this
+//      thread, or another after a barrier)
 #pragma once
 
 #include "03_tma_load/tma_load.cuh"  // smem_u32, gmem_u64, CUtensorMap, fence_proxy_async_shared
@@ -21,7 +37,8 @@
 // last chunk (row padding) is written too (step 06 shows it). Coordinates
 // must be >= 0.
 static __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
-                                                    const void* src) {
+                                                    const void* src SHADOW_SITE) {
+    SHADOW(tma_store(map, src, "a TMA store reads" SHADOW_PASS));
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
                  :
                  : "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(src))
@@ -29,7 +46,8 @@ static __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int3
 }
 
 // ---- 1D bulk store: no tensor map; 16-byte aligned, size a multiple of 16 ----
-static __device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes) {
+static __device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes SHADOW_SITE) {
+    SHADOW(bulk_store(src, bytes, "a bulk store reads" SHADOW_PASS));
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
                  :
                  : "l"(gmem_u64(dst)), "r"(smem_u32(src)), "r"(bytes)
@@ -37,7 +55,8 @@ static __device__ __forceinline__ void bulk_store(void* dst, const void* src, ui
 }
 
 // Close this thread's current group of bulk stores.
-static __device__ __forceinline__ void bulk_commit_group(void) {
+static __device__ __forceinline__ void bulk_commit_group(SHADOW_SITE_ONLY) {
+    SHADOW(bulk_commit(SHADOW_PASS_ONLY));
     asm volatile("cp.async.bulk.commit_group;" : : : "memory");
 }
 
@@ -45,14 +64,16 @@ static __device__ __forceinline__ void bulk_commit_group(void) {
 // complete: their writes are done and visible to THIS thread (other threads
 // need a barrier or a release/acquire after it).
 template <int N>
-static __device__ __forceinline__ void bulk_wait_group(void) {
+static __device__ __forceinline__ void bulk_wait_group(SHADOW_SITE_ONLY) {
     asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
+    SHADOW(bulk_wait(N SHADOW_PASS));
 }
 
 // Weaker and sooner: older groups have finished READING their sources (the
 // shared buffer and the tensor map), so the buffer may be overwritten; their
 // global writes may not be visible yet.
 template <int N>
-static __device__ __forceinline__ void bulk_wait_group_read(void) {
+static __device__ __forceinline__ void bulk_wait_group_read(SHADOW_SITE_ONLY) {
     asm volatile("cp.async.bulk.wait_group.read %0;" : : "n"(N) : "memory");
+    SHADOW(bulk_wait(N SHADOW_PASS));
 }

@@ -92,3 +92,19 @@ sass_fences = {
     "tma_swizzle": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
     "tma_swizzle_batched": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
 }
+
+# The order of every proxy fence, read wait and wgmma wait in the machine code
+# (tools/sass.py, check_order), not only their counts: a proxy fence after the
+# threads' last shared store and before the barrier that hands the buffer to
+# the copy engine; a read wait with its exact count between a store that read
+# a buffer and the writes that reuse it.
+sass_order = {
+    "tma_naive": [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "tma_swizzle": [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "tma_swizzle_batched": [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "tma_pipelined": [
+        {"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS.128"},
+        # the output stage is rewritten once the store of two tiles ago has read it
+        {"anchor": "STS.128", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMASTG.2D"},
+    ],
+}

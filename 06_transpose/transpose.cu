@@ -254,7 +254,8 @@ static __device__ __forceinline__ void box_per_block(const CUtensorMap* in_map, 
     }
     MBAR_WAIT(&bar, 0);
     transpose_box<SWIZZLED>(a, t, threadIdx.x / TILE, threadIdx.x % TILE);
-    fence_proxy_async_shared();  // every writing thread, before the barrier
+    SHADOW_WROTE(t, TILE * TILE * 4);  // (the shadow build: these writes need the fence)
+    fence_proxy_async_shared();        // every writing thread, before the barrier
     __syncthreads();
     if (threadIdx.x == 0) {
         // LAB-BEGIN: store the transposed box t through out_map: the output's dimensions are the input's swapped, so at which coordinates?
@@ -312,6 +313,7 @@ __global__ void __launch_bounds__(BATCH_THREADS)
         const uint32_t b = k / TILE;
         transpose_box<true>(a + b * TILE * TILE, t + b * TILE * TILE, k % TILE, threadIdx.x % TILE);
     }
+    SHADOW_WROTE(t, BATCH * TILE * TILE * 4);
     fence_proxy_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -466,6 +468,7 @@ __global__ void __launch_bounds__(32 + PIPE_CONSUMERS)
         const uint32_t tile = current;
         if (tile == ntiles) break;
         transpose_tile(in_stage + s * PIPE_TILE_FLOATS, out, tid);
+        SHADOW_WROTE(out, PIPE_TILE_FLOATS * 4);
         __syncwarp();
         if (tid % 32 == 0) mbar_arrive(&empty[s]);  // this warp has read stage s
         fence_proxy_async_shared();

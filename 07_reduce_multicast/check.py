@@ -177,3 +177,20 @@ sass_fences = {
     "reduce_ops_tensor<(ReduceOp)7>": {"FENCE.VIEW.ASYNC.S": 1},
     "splitk_tma_reduce": {"FENCE.VIEW.ASYNC.S": 1},
 }
+
+# The order of every proxy fence, read wait and wgmma wait in the machine code
+# (tools/sass.py, check_order), not only their counts: a proxy fence after the
+# threads' last shared store and before the barrier that hands the buffer to
+# the copy engine; a read wait with its exact count between a store that read
+# a buffer and the writes that reuse it.
+sass_order = {
+    "reduce_ops_tensor<(ReduceOp)0>": [{"anchor": "UTMAREDG*", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "reduce_ops_bulk<(ReduceOp)0>": [{"anchor": "UBLKRED*", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+    "splitk_tma_reduce": [
+        {"anchor": "UTMAREDG*", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"},
+        # a buffer is rewritten once the reduce issued from it two items ago has read it
+        {"anchor": "STS.128", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMAREDG*"},
+    ],
+    # send and recv written, fenced, then the cluster barrier, then the copy
+    "dsmem_ring": [{"anchor": "UBLKCP.S.S", "before": ["UCGABAR_ARV", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
+}

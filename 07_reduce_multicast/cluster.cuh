@@ -14,6 +14,21 @@
 // runs at the same time on the SMs of one GPC. Each CTA can read, write and
 // signal the others' shared memory through the cluster's shared window: an
 // address there names a CTA (its rank, 0 .. size-1) and an offset in it.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. Every CTA initializes its barriers and runs fence.mbarrier_init;
+//      then barrier.cluster arrive and wait, before any CTA arrives on or
+//      copies into a peer's barrier                                      [B1]
+//   2. Every receiving CTA arms its own barrier for the bytes it receives [B4]
+//      07_reduce_multicast/bugs/4.diff
+//   3. The multicast mask names every CTA that waits for the data        [B3]
+//      09_gemm/bugs/4.diff
+//   4. A consumer hands a stage back to the producer of every CTA that
+//      wrote it (a remote arrive) only when it is done reading           [P1]
+//   5. A last barrier.cluster, after every remote operation, before any
+//      CTA of the cluster ends                                           [C1]
 #pragma once
 
 #include "03_tma_load/mbarrier.cuh"  // bounded_wait, smem_u32
@@ -39,17 +54,19 @@ static __device__ __forceinline__ uint32_t cluster_nctarank(void) {
 // together). .release orders this thread's earlier memory operations (and,
 // after fence.mbarrier_init, its barrier inits) before the arrival; the
 // .acquire wait orders everything after it behind all the cluster's arrivals.
-static __device__ __forceinline__ void cluster_arrive(void) {
+static __device__ __forceinline__ void cluster_arrive(SHADOW_SITE_ONLY) {
+    SHADOW(cluster_arrive(SHADOW_PASS_ONLY));
     asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
 }
 
-static __device__ __forceinline__ void cluster_wait(void) {
+static __device__ __forceinline__ void cluster_wait(SHADOW_SITE_ONLY) {
     asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
+    SHADOW(cluster_wait(SHADOW_PASS_ONLY));
 }
 
-static __device__ __forceinline__ void cluster_sync(void) {
-    cluster_arrive();
-    cluster_wait();
+static __device__ __forceinline__ void cluster_sync(SHADOW_SITE_ONLY) {
+    cluster_arrive(SHADOW_PASS_ONLY);
+    cluster_wait(SHADOW_PASS_ONLY);
 }
 
 // The shared::cluster address of the same variable in CTA `rank`: this CTA's
@@ -69,7 +86,8 @@ static __device__ __forceinline__ uint32_t mapa_shared(const void* p, uint32_t r
 // thread: ptxas puts MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR in front of the
 // arrive, one wait for the stores per tile, and on the H200 the multicast
 // broadcast ran 2.2 times slower with it (the lesson has the numbers).
-static __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_t rank) {
+static __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_t rank SHADOW_SITE) {
+    SHADOW(arrive_remote(bar, rank SHADOW_PASS));
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" : : "r"(mapa_shared(bar, rank)) : "memory");
 }
 
@@ -94,9 +112,10 @@ static __device__ __forceinline__ bool mbar_try_wait_cluster(uint64_t* bar, uint
 }
 
 // The bounded wait (03_tma_load/mbarrier.cuh) on a barrier that other CTAs arrive on.
-#define MBAR_WAIT_CLUSTER(bar, parity)                                                                       \
-    bounded_wait([&] { return mbar_try_wait_cluster((bar), (parity)); }, #bar, __FILE__, __LINE__, "parity", \
-                 (parity))
+#define MBAR_WAIT_CLUSTER(bar, parity)                                                                 \
+    SHADOW_WAITED((bar), (parity),                                                                     \
+                  bounded_wait([&] { return mbar_try_wait_cluster((bar), (parity)); }, #bar, __FILE__, \
+                               __LINE__, "parity", (parity)))
 
 // ---- multicast: one load, written into every CTA of the mask --------------
 // As tma_load_2d, plus %5, the 16-bit ctaMask ("h"): bit r set = CTA rank r
@@ -106,7 +125,9 @@ static __device__ __forceinline__ bool mbar_try_wait_cluster(uint64_t* bar, uint
 // have armed its own barrier (expect_tx) for all bytes it will receive, and
 // its init must be visible to the cluster before any peer issues.
 static __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int32_t c0,
-                                                             int32_t c1, uint64_t* bar, uint16_t cta_mask) {
+                                                             int32_t c1, uint64_t* bar,
+                                                             uint16_t cta_mask SHADOW_SITE) {
+    SHADOW(tma_load(dst, map, bar, (uint32_t)cta_mask SHADOW_PASS));
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
         " [%0], [%1, {%2, %3}], [%4], %5;"
@@ -122,7 +143,8 @@ static __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CU
 // DESTINATION's barrier: the sender gets no bulk group and no signal, so it
 // must learn from the receiver (a cluster barrier) when its source was read.
 static __device__ __forceinline__ void bulk_copy_to_peer(void* dst, const void* src, uint32_t bytes,
-                                                         uint64_t* bar, uint32_t rank) {
+                                                         uint64_t* bar, uint32_t rank SHADOW_SITE) {
+    SHADOW(copy_to_peer(dst, src, bytes, bar, rank SHADOW_PASS));
     asm volatile(
         "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
         :

@@ -103,7 +103,8 @@ __global__ void __launch_bounds__(RT_THREADS)
     const uint32_t r0 = blockIdx.x / tiles_c * RT_ROWS, c0 = blockIdx.x % tiles_c * RT_COLS;
     for (uint32_t e = threadIdx.x; e < RT_ELEMS; e += RT_THREADS)
         box[e] = op_source(OP, seed, k, (r0 + e / RT_COLS) * OPS_COLS + c0 + e % RT_COLS);
-    fence_proxy_async_shared();  // these generic writes before the TMA's async-proxy read
+    SHADOW_WROTE(box, sizeof box);  // (the shadow build: these writes need the fence)
+    fence_proxy_async_shared();     // these generic writes before the TMA's async-proxy read
     __syncthreads();
     if (threadIdx.x == 0) {
         // LAB-BEGIN: reduce the box into this block's output tile with the op OP (tma_reduce.cuh; the coordinates are a load's)
@@ -121,6 +122,7 @@ __global__ void __launch_bounds__(RT_THREADS) reduce_ops_bulk(uint32_t* out, uin
     __shared__ alignas(128) uint32_t run[RT_ELEMS];
     const uint32_t first = blockIdx.x * RT_ELEMS, k = blockIdx.y;
     for (uint32_t e = threadIdx.x; e < RT_ELEMS; e += RT_THREADS) run[e] = op_source(OP, seed, k, first + e);
+    SHADOW_WROTE(run, sizeof run);
     fence_proxy_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -276,6 +278,7 @@ __global__ void __launch_bounds__(RT_THREADS)
             const uint32_t q = j4 * RT_THREADS + threadIdx.x;
             ((float4*)buf)[q] = partial_chunk(p.seed, k, chunk_element(tile, q, p.cols));
         }
+        SHADOW_WROTE(buf, RT_ELEMS * 4);
         fence_proxy_async_shared();
         __syncthreads();
         if (threadIdx.x == 0) {
@@ -792,6 +795,8 @@ __global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
         send[i] = dsmem_word(seed, blockIdx.x, i);
         recv[i] = POISON_WORD;
     }
+    SHADOW_WROTE(send, sizeof send);
+    SHADOW_WROTE(recv, sizeof recv);
     fence_proxy_async_shared();  // send is read, recv written, by the async proxy
     if (threadIdx.x == 0) {
         mbar_init(&bar, 1);

@@ -21,6 +21,19 @@
 // over; one thread issues, commits its bulk group, and waits with .read
 // before the source is rewritten or the block exits, and in full before
 // anything in this grid reads the result.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. The op is allowed for the map's element type: the host checks the
+//      table (reduce_rule_broken) before any launch
+//      07_reduce_multicast/bugs/1.diff
+//   2. Every thread that wrote the source runs fence.proxy.async before
+//      the barrier that hands it over                                    [S1]
+//      07_reduce_multicast/bugs/2.diff
+//   3. One thread reduces and commits; wait_group.read N before the source
+//      is rewritten                                                      [S2]
+//   4. wait_group.read 0 before the CTA ends                             [S3]
 #pragma once
 
 #include <cuda.h>  // CUtensorMapDataType
@@ -57,7 +70,8 @@ static const char* const kReduceOpName[NUM_REDUCE_OPS] = {"add", "min", "max", "
 
 template <ReduceOp OP>
 static __device__ __forceinline__ void tma_reduce_2d(const CUtensorMap* map, int32_t c0, int32_t c1,
-                                                     const void* src) {
+                                                     const void* src SHADOW_SITE) {
+    SHADOW(tma_store(map, src, "a TMA reduce reads" SHADOW_PASS));
     if constexpr (OP == RED_ADD)
         TMA_REDUCE_2D_ASM("add");
     else if constexpr (OP == RED_MIN)
@@ -91,7 +105,8 @@ static __device__ __forceinline__ void tma_reduce_2d(const CUtensorMap* map, int
                  : "memory")
 
 template <ReduceOp OP, typename T>
-static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_t bytes) {
+static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_t bytes SHADOW_SITE) {
+    SHADOW(bulk_store(src, bytes, "a bulk reduce reads" SHADOW_PASS));
     constexpr bool u32 = std::is_same<T, uint32_t>::value, f32 = std::is_same<T, float>::value;
     static_assert(u32 || (f32 && OP == RED_ADD),
                   "cp.reduce.async.bulk: an f32 reduces with .add only (the PTX ISA has no "

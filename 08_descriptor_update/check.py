@@ -80,3 +80,22 @@ sass_fences = {
     "grouped_copy<2>": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1, "UTMACCTL.IV": 2},
     "update_cost": {"MEMBAR.SC.GPU": 1, "UTMACCTL.IV": 1},
 }
+
+# The order of every proxy fence, read wait and wgmma wait in the machine code
+# (tools/sass.py, check_order), not only their counts: a proxy fence after the
+# threads' last shared store and before the barrier that hands the buffer to
+# the copy engine; a read wait with its exact count between a store that read
+# a buffer and the writes that reuse it. Here also: a pair of maps is rewritten only after the
+# read wait that covers the stores through it (the exact count is chosen at
+# run time: 0, 1 or 2), and the global path's release follows its edits.
+sass_order = {
+    # (until: the warp's converged path; the compiler lays out a fallback for a
+    # divergent warp after the loop, where linear order says nothing)
+    "grouped_copy<0>": [{"anchor": "ATOMG.E.EXCH.STRONG.GPU", "until": "UTMASTG.2D", "before": [
+        ("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0", "DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x2"])], "stop": "UTMASTG.2D"}],
+    "grouped_copy<1>": [
+        {"anchor": "STG.E", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0", "DEPBAR.LE SB0, 0x1",
+                                                          "DEPBAR.LE SB0, 0x2"])], "stop": "UTMASTG.2D"},
+        {"anchor": "UTMACCTL.IV", "before": ["MEMBAR.ALL.GPU"], "stop": "STG.E*"},
+    ],
+}

@@ -17,6 +17,25 @@
 // in the tensormap proxy (cp_fenceproxy, or fence.proxy.tensormap release after
 // an edit in place) and an acquire by the thread that then issues the TMA
 // (fence.proxy.tensormap acquire on the map's address).
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. Before a map is rewritten, every bulk store through it has read it
+//      (wait_group.read) and every load through it has landed            [M1]
+//      08_descriptor_update/bugs/3.diff
+//   2. The edits reach the tensormap proxy through a release: copied from
+//      shared memory with tensormap.cp_fenceproxy, or, edited in place in
+//      global memory, fence.proxy.tensormap::generic.release by the
+//      editing thread                                                    [M2]
+//      08_descriptor_update/bugs/2.diff
+//   3. Each thread that issues copies through the map acquires it first
+//      (fence.proxy.tensormap::generic.acquire; .sys for a map the host
+//      wrote)                                                            [M3]
+//      08_descriptor_update/bugs/1.diff
+//   4. A flag that tells another CTA the map is ready is raised with a
+//      release and read with an acquire: no wrapper sees the flag, so the
+//      shadow does not check it; make test's fence pins do
 #pragma once
 
 #include <cuda.h>
@@ -31,20 +50,24 @@
 // register there ("Integer constant expression expected"). sm_90a only.
 
 // The tensor's base address (16-byte aligned, like the host encoder's).
-static __device__ __forceinline__ void tmap_replace_address(void* smem_map, const void* base) {
+static __device__ __forceinline__ void tmap_replace_address(void* smem_map, const void* base SHADOW_SITE) {
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;"
                  :
                  : "r"(smem_u32(smem_map)), "l"(base)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_ADDRESS, 0u, 0u SHADOW_PASS));
 }
 
 // The extent of dimension ORD, in elements (the value itself, not minus one).
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_dim(void* smem_map, uint32_t elems) {
+static __device__ __forceinline__ void tmap_replace_dim(void* smem_map, uint32_t elems SHADOW_SITE) {
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], %1, %2;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(ORD), "r"(elems)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_DIM, ORD, elems SHADOW_PASS));
 }
 
 // The stride of dimension ORD + 1 in bytes (ORD 0: the row stride). CUDA
@@ -61,102 +84,125 @@ static __device__ __forceinline__ void tmap_replace_dim(void* smem_map, uint32_t
 #endif
 
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_stride(void* smem_map, uint64_t bytes) {
+static __device__ __forceinline__ void tmap_replace_stride(void* smem_map, uint64_t bytes SHADOW_SITE) {
 #if TMAP_STRIDE_IN_BYTES
     const uint64_t v = bytes;
 #else
     const uint64_t v = bytes >> 4;
 #endif
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], %1, %2;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(ORD), "l"(v)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_STRIDE, ORD, 0u SHADOW_PASS));
 }
 
 // The box's extent in dimension ORD, in elements (1..256).
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_box_dim(void* smem_map, uint32_t elems) {
+static __device__ __forceinline__ void tmap_replace_box_dim(void* smem_map, uint32_t elems SHADOW_SITE) {
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], %1, %2;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(ORD), "r"(elems)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_BOX, ORD, elems SHADOW_PASS));
 }
 
 // The traversal stride of dimension ORD (1..8).
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_element_stride(void* smem_map, uint32_t stride) {
+static __device__ __forceinline__ void tmap_replace_element_stride(void* smem_map,
+                                                                   uint32_t stride SHADOW_SITE) {
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], %1, %2;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(ORD), "r"(stride)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_ESTRIDE, ORD, stride SHADOW_PASS));
 }
 
 // The rank, ZERO-based: rank - 1.
-static __device__ __forceinline__ void tmap_replace_rank(void* smem_map, uint32_t rank) {
+static __device__ __forceinline__ void tmap_replace_rank(void* smem_map, uint32_t rank SHADOW_SITE) {
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], %1;"
                  :
                  : "r"(smem_u32(smem_map)), "r"(rank - 1)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_RANK, 0u, rank - 1 SHADOW_PASS));
 }
 
 // The element type, as the PTX ISA numbers it, which is NOT always the
 // CUtensorMapDataType value: ptx_elemtype() below converts.
 template <int PTX_TYPE>
-static __device__ __forceinline__ void tmap_replace_elemtype(void* smem_map) {
+static __device__ __forceinline__ void tmap_replace_elemtype(void* smem_map SHADOW_SITE) {
     static_assert(PTX_TYPE >= 0 && PTX_TYPE <= 12, "elemtype takes 0..12");
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], %1;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(PTX_TYPE)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_ELEMTYPE, 0u, (uint32_t)PTX_TYPE SHADOW_PASS));
 }
 
 // Swizzle: 0 none, 1 32B, 2 64B, 3 128B (the CUtensorMapSwizzle values).
 template <int MODE>
-static __device__ __forceinline__ void tmap_replace_swizzle(void* smem_map) {
+static __device__ __forceinline__ void tmap_replace_swizzle(void* smem_map SHADOW_SITE) {
     static_assert(MODE >= 0 && MODE <= 3, "swizzle_mode takes 0..3");
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], %1;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(MODE)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_SWIZZLE, 0u, (uint32_t)MODE SHADOW_PASS));
 }
 
 // Out-of-bounds fill: 0 zeros, 1 NaN (the CUtensorMapFloatOOBfill values).
 template <int MODE>
-static __device__ __forceinline__ void tmap_replace_fill(void* smem_map) {
+static __device__ __forceinline__ void tmap_replace_fill(void* smem_map SHADOW_SITE) {
     static_assert(MODE == 0 || MODE == 1, "fill_mode takes 0 or 1");
+    SHADOW(map_edit_begin(smem_map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], %1;"
                  :
                  : "r"(smem_u32(smem_map)), "n"(MODE)
                  : "memory");
+    SHADOW(map_edit_end(smem_map, SH_EDIT_FILL, 0u, (uint32_t)MODE SHADOW_PASS));
 }
 
 // The same three fields edited in place in GLOBAL memory (the global path).
-static __device__ __forceinline__ void tmap_replace_address_global(CUtensorMap* map, const void* base) {
+static __device__ __forceinline__ void tmap_replace_address_global(CUtensorMap* map,
+                                                                   const void* base SHADOW_SITE) {
+    SHADOW(map_edit_begin(map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;"
                  :
                  : "l"(gmem_u64(map)), "l"(base)
                  : "memory");
+    SHADOW(map_edit_end(map, SH_EDIT_ADDRESS, 0u, 0u SHADOW_PASS));
 }
 
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_dim_global(CUtensorMap* map, uint32_t elems) {
+static __device__ __forceinline__ void tmap_replace_dim_global(CUtensorMap* map, uint32_t elems SHADOW_SITE) {
+    SHADOW(map_edit_begin(map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], %1, %2;"
                  :
                  : "l"(gmem_u64(map)), "n"(ORD), "r"(elems)
                  : "memory");
+    SHADOW(map_edit_end(map, SH_EDIT_DIM, ORD, elems SHADOW_PASS));
 }
 
 template <int ORD>
-static __device__ __forceinline__ void tmap_replace_stride_global(CUtensorMap* map, uint64_t bytes) {
+static __device__ __forceinline__ void tmap_replace_stride_global(CUtensorMap* map,
+                                                                  uint64_t bytes SHADOW_SITE) {
 #if TMAP_STRIDE_IN_BYTES
     const uint64_t v = bytes;
 #else
     const uint64_t v = bytes >> 4;
 #endif
+    SHADOW(map_edit_begin(map SHADOW_PASS));
     asm volatile("tensormap.replace.tile.global_stride.global.b1024.b64 [%0], %1, %2;"
                  :
                  : "l"(gmem_u64(map)), "n"(ORD), "l"(v)
                  : "memory");
+    SHADOW(map_edit_end(map, SH_EDIT_STRIDE, ORD, 0u SHADOW_PASS));
 }
 
 // ---- publishing an edit ------------------------------------------------------
@@ -166,7 +212,9 @@ static __device__ __forceinline__ void tmap_replace_stride_global(CUtensorMap* m
 // thread's edits must be visible to the warp first: __syncwarp()).
 // [%0] the global slot ("l"), [%1] the map in shared memory ("r"), 128 bytes
 // (an immediate).
-static __device__ __forceinline__ void tmap_cp_fenceproxy(CUtensorMap* slot, const void* smem_map) {
+static __device__ __forceinline__ void tmap_cp_fenceproxy(CUtensorMap* slot,
+                                                          const void* smem_map SHADOW_SITE) {
+    SHADOW(map_publish(slot, smem_map SHADOW_PASS));
     asm volatile(
         "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], "
         "128;"
@@ -177,8 +225,9 @@ static __device__ __forceinline__ void tmap_cp_fenceproxy(CUtensorMap* slot, con
 
 // The global path: after editing a map in place with tensormap.replace
 // .global (or ordinary stores), release the edits to the tensormap proxy.
-static __device__ __forceinline__ void tmap_release_gpu(void) {
+static __device__ __forceinline__ void tmap_release_gpu(SHADOW_SITE_ONLY) {
     asm volatile("fence.proxy.tensormap::generic.release.gpu;" : : : "memory");
+    SHADOW(map_release(SHADOW_PASS_ONLY));
 }
 
 // ---- using an edited map -------------------------------------------------------
@@ -186,14 +235,16 @@ static __device__ __forceinline__ void tmap_release_gpu(void) {
 // acquire the map's 128 bytes in the tensormap proxy. SASS: UTMACCTL.IV, the
 // TMA's cached descriptor for that address is invalidated, so the next copy
 // reads the new one. Without it the TMA may keep using its cached copy.
-static __device__ __forceinline__ void tmap_acquire_gpu(const CUtensorMap* map) {
+static __device__ __forceinline__ void tmap_acquire_gpu(const CUtensorMap* map SHADOW_SITE) {
     asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" : : "l"(map) : "memory");
+    SHADOW(map_acquire(map, 0u SHADOW_PASS));
 }
 
 // The same at system scope: for a map the HOST wrote (cudaMemcpy), whose
 // writes are not made by the GPU.
-static __device__ __forceinline__ void tmap_acquire_sys(const CUtensorMap* map) {
+static __device__ __forceinline__ void tmap_acquire_sys(const CUtensorMap* map SHADOW_SITE) {
     asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;" : : "l"(map) : "memory");
+    SHADOW(map_acquire(map, 1u SHADOW_PASS));
 }
 
 // Bring the map into the TMA's descriptor cache ahead of its first use.
@@ -214,7 +265,8 @@ static __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* p) {
 
 // ---- a 3D load (step 08's rank check) ------------------------------------------
 static __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                                   int32_t c2, uint64_t* bar) {
+                                                   int32_t c2, uint64_t* bar SHADOW_SITE) {
+    SHADOW(tma_load(dst, map, bar, 0u SHADOW_PASS));
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4}], [%5];"

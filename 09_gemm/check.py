@@ -111,3 +111,33 @@ sass_fences = {
     "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 2},
     "wgmma_sync": {"MEMBAR.SC.GPU": 1},
 }
+
+# The order of every read wait and wgmma wait in the machine code (tools/sass.py,
+# check_order), not only their counts: a consumer hands a stage back (a plain
+# arrive) only after wgmma.wait_group with 1 (in the loop) or 0 (after it),
+# with no MMA between; the TMA-store epilogue rewrites a box only after
+# wait_group.read 1, and its proxy fence sits between the last shared store
+# and the barrier before the store.
+_RELEASE = {"anchor": "SYNCS.ARRIVE.TRANS64[.RED].A1T0", "from": "HGMMA*",
+            "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x1", "WARPGROUP.DEPBAR.LE gsb0, 0x0"])],
+            "stop": "HGMMA*"}
+_EPILOGUE = [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"},
+             {"anchor": "STS.64", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMASTG.2D"}]
+_REDUCE_EPILOGUE = [{"anchor": "UTMAREDG*", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"},
+                    {"anchor": "STS.64", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMAREDG*"}]
+sass_order = {
+    "wgmma_sync": [{"anchor": "BAR.SYNC*", "from": "HGMMA*",
+                    "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x0"])], "stop": "HGMMA*"}],
+    "gemm_ws<Config<0, 4, true, true, 1, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, false, 1, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, false, 2, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, false, false, 2, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 2, true, true, 2, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, true, 1, 2, 0> >": [_RELEASE],
+    "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 1> >": [_RELEASE, *_EPILOGUE],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 2> >": [_RELEASE, *_REDUCE_EPILOGUE],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 3> >": [_RELEASE],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 4> >": [_RELEASE],
+}

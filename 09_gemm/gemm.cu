@@ -615,7 +615,10 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
                     make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
             }
         }
-        if (EPI != EPI_ATOMIC) fence_proxy_async_shared();  // every writer, before the barrier
+        if (EPI != EPI_ATOMIC) {
+            SHADOW_WROTE(box, EPI_BOX_BYTES);  // (the shadow build checks the fence and the read wait)
+            fence_proxy_async_shared();        // every writer, before the barrier
+        }
         warpgroup_barrier(wg);
         if (EPI == EPI_ATOMIC) {
             const uint32_t col = col0 + ch * EPI_COLS + lane;

@@ -20,6 +20,22 @@
 //
 // Every instruction here is .sync.aligned: all 128 threads of the warpgroup
 // execute it, converged, with the same operands.
+//
+// Protocol, in the order a kernel follows it. Each step names, in brackets,
+// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
+// the kernel runs, and the planted mistake that breaks it, if there is one:
+//   1. The stage is in shared memory (its full barrier waited), written by
+//      the TMA with the swizzle the descriptor names                     [W3]
+//      09_gemm/bugs/1.diff
+//   2. wgmma.fence before the first MMA since the accumulators were last
+//      the threads' (the kernel's start, a wgmma.wait_group)             [W1]
+//      09_gemm/bugs/2.diff
+//   3. The MMAs, then wgmma.commit_group
+//   4. wgmma.wait_group N before a stage an older group read is handed
+//      back (N = 1: one batch keeps running)                             [P1]
+//      09_gemm/bugs/3.diff
+//   5. Nothing rewrites a stage while a group still reads it             [S2]
+//   6. wgmma.wait_group 0 before the accumulators are read               [W2]
 #pragma once
 
 #include "02_cp_async/cp_async.cuh"  // smem_u32
@@ -64,12 +80,14 @@ static __device__ __forceinline__ uint64_t smem_desc_sw128(const void* tile) {
 // threads have touched since (zeroing, the epilogue's reads of the previous
 // tile): the async unit must see the registers as the threads left them.
 // CUTLASS issues it once per batch of MMAs, as this step does.
-static __device__ __forceinline__ void wgmma_fence(void) {
+static __device__ __forceinline__ void wgmma_fence(SHADOW_SITE_ONLY) {
     asm volatile("wgmma.fence.sync.aligned;" : : : "memory");
+    SHADOW(wgmma_fence(SHADOW_PASS_ONLY));
 }
 
 // Close the current group: every wgmma.mma_async issued since the last commit.
-static __device__ __forceinline__ void wgmma_commit_group(void) {
+static __device__ __forceinline__ void wgmma_commit_group(SHADOW_SITE_ONLY) {
+    SHADOW(wgmma_commit(SHADOW_PASS_ONLY));
     asm volatile("wgmma.commit_group.sync.aligned;" : : : "memory");
 }
 
@@ -78,9 +96,10 @@ static __device__ __forceinline__ void wgmma_commit_group(void) {
 // N = 1 keeps one batch of MMAs running while the stage of the batch before
 // is handed back to the producer.
 template <int N>
-static __device__ __forceinline__ void wgmma_wait_group(void) {
+static __device__ __forceinline__ void wgmma_wait_group(SHADOW_SITE_ONLY) {
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
     asm volatile("wgmma.wait_group.sync.aligned %0;" : : "n"(N) : "memory");
+    SHADOW(wgmma_wait(N SHADOW_PASS));
 }
 
 // The compiler sees the MMA's outputs as ready when the asm "returns", not
@@ -89,7 +108,8 @@ static __device__ __forceinline__ void wgmma_wait_group(void) {
 // every register, placed after the wait, pins them there (CUTLASS's
 // warpgroup_fence_operand). It emits no instruction.
 template <int N>
-static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
+static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N] SHADOW_SITE) {
+    SHADOW(wgmma_operands(SHADOW_PASS_ONLY));
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
@@ -109,7 +129,9 @@ static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
 //   d[4i + 2], d[4i + 3]: row 16 w + l / 4 + 8, the same two columns.
 // Each warp owns 16 rows; 4 lanes share a row, 2 adjacent columns each.
 static __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a,
-                                                             uint64_t desc_b, uint32_t accumulate) {
+                                                             uint64_t desc_b,
+                                                             uint32_t accumulate SHADOW_SITE) {
+    SHADOW(wgmma(desc_a, desc_b, 64u, 256u SHADOW_PASS));
     asm volatile(
         "{\n"
         ".reg .pred p;\n"

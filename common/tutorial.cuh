@@ -24,6 +24,8 @@
 #error "this tutorial needs CUDA 12.0 or newer (Hopper sm_90a, PTX ISA 8.0)"
 #endif
 
+#include "common/shadow/hooks.h"  // empty macros, unless this is the shadow build (make SHADOW=1)
+
 // ---- 1. Errors and exit codes ----------------------------------------------
 enum {
     EXIT_PASS = 0,        // every check passed
@@ -71,6 +73,9 @@ static inline void* xmalloc(size_t bytes, const char* what) {
     return p;
 }
 
+// The shadow build's protocol checker (make SHADOW=1): nothing in a normal build.
+#include "common/shadow/shadow.cuh"
+
 // ---- 2. The command line: parse_cli, require_divisor (common/cli.h) --------------
 #include "cli.h"
 
@@ -102,6 +107,9 @@ static inline void require_hopper(void) {
                    prop.name);
     CUDA_CHECK(cudaSetDevice(0));
     g_gpu_in_use = 1;
+#ifdef TUTORIAL_SHADOW
+    shadow_host_init();
+#endif
 }
 
 // Sizes are checked against the memory there is BEFORE anything is allocated:
@@ -192,11 +200,29 @@ __device__ WaitReport g_wait_report;  // not static: each program is one transla
 
 // Host, after the launches that waited: the report of a wait that gave up, as
 // one line into `text`, cleared for the next launch. Returns 1 if there was one.
+// The shadow build adds its report, if a rule broke (a second line: "shadow: ...").
+#define REPORT_CAP 1024
 static inline int take_wait_report(char* text, size_t cap) {
     if (!g_gpu_in_use) return 0;
     WaitReport r;
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpyFromSymbol(&r, g_wait_report, sizeof r));
+#ifdef TUTORIAL_SHADOW
+    char shadow[512];
+    if (shadow_take_report(shadow, sizeof shadow)) {
+        if (!r.reported)
+            snprintf(text, cap, "%s", shadow);
+        else
+            snprintf(text, cap,
+                     "hung: block (%u,%u,%u) thread %u gave up after %.1f s waiting on %s (%s:%u), "
+                     "%s %u\n       %s",
+                     r.block[0], r.block[1], r.block[2], r.thread, r.waited_ns * 1e-9, r.what, r.file, r.line,
+                     r.detail_name, r.detail, shadow);
+        memset(&r, 0, sizeof r);
+        CUDA_CHECK(cudaMemcpyToSymbol(g_wait_report, &r, sizeof r));
+        return 1;
+    }
+#endif
     if (!r.reported) return 0;
     snprintf(text, cap,
              "hung: block (%u,%u,%u) thread %u gave up after %.1f s waiting on %s (%s:%u), %s %u; the "
@@ -216,7 +242,7 @@ static int g_checks_failed = 0;  // finish() turns this into the exit code
 // right. Pass the report in `hung`, or NULL to take any since the last check.
 // Returns 1 if the check failed.
 static inline int report_check_hung(const char* name, size_t wrong, size_t total, const char* hung) {
-    char taken[320];
+    char taken[REPORT_CAP];
     if (!hung && take_wait_report(taken, sizeof taken)) hung = taken;
     const int len = (int)strlen(name), ndots = len < 30 ? 30 - len : 3, failed = wrong || hung;
     printf("check  %s %.*s %s  (%zu of %zu wrong)\n", name, ndots, "..............................",
@@ -369,7 +395,7 @@ static inline int timer_next(Timer* t) {
         CUDA_CHECK(cudaEventDestroy(t->start));
         CUDA_CHECK(cudaEventDestroy(t->stop));
         t->median_ms = median_of(t->samples, t->reps);
-        char hung[320], what[64];
+        char hung[REPORT_CAP], what[64];
         if (take_wait_report(hung, sizeof hung)) {
             snprintf(what, sizeof what, "%s_timed_runs", t->name ? t->name : "untimed_part");
             report_check_hung(what, 1, 1, hung);
@@ -473,7 +499,7 @@ static inline int print_result(void) {
 static inline int finish_against(double (*reference_ms)(const MachineLine*), const char* unit, double scale,
                                  const char* of) {
     CUDA_CHECK(cudaDeviceSynchronize());
-    char hung[320];
+    char hung[REPORT_CAP];
     if (take_wait_report(hung, sizeof hung))  // a wait gave up after the last check
         report_check_hung("waits_of_the_timed_runs", 1, 1, hung);
     print_gpu();

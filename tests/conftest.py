@@ -59,6 +59,17 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, **kw)
 
 
+def run_unit(source: str, tmp_path: pathlib.Path) -> subprocess.CompletedProcess:
+    """Build a host-only unit test (tests/unit_*.cu; no warnings allowed), run it, and
+    require its "UNIT: PASS"."""
+    exe = tmp_path / pathlib.Path(source).stem
+    p = run(["nvcc", "-std=c++17", "-I.", "-Xcompiler", "-Wall,-Wextra", source, "-o", str(exe)])
+    assert p.returncode == 0 and "warning" not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
+    p = run([str(exe)])
+    assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
+    return p
+
+
 @pytest.fixture(scope="session")
 def built() -> None:
     """Every step built (make all); the build logs are what the warnings test reads."""

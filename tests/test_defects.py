@@ -33,7 +33,13 @@ def pytest_targets(expr: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
 def test_the_catcher_exists(d):
     kind, _, what = d.catcher.partition(":")
-    assert kind in ("cpu", "gpu"), f"{d.name}: catcher kind {kind!r} (cpu: or gpu:)"
+    assert kind in ("cpu", "gpu", "shadow"), f"{d.name}: catcher kind {kind!r} (cpu:, gpu: or shadow:)"
+    if kind == "shadow":  # the step's shadow build must name one of these rules
+        step, *rules = what.split()
+        assert step in STEP_DIRS and rules, f"{d.name}: shadow:<step> RULE ..."
+        known = re.findall(r"^\s+X\((\w+),", (REPO / "common" / "shadow" / "rules.h").read_text(), re.M)
+        assert set(rules) <= set(known), f"{d.name}: {set(rules) - set(known)} are no rules of common/shadow/rules.h"
+        return
     if kind == "cpu":
         targets = pytest_targets(what)
         assert targets, f"{d.name}: a cpu catcher names tests/<file>.py[::test]"
@@ -54,7 +60,7 @@ def covered_lines() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for step in PROGRAMS:
         names = [m["name"] for m in check_lines((REPO / step / "expected_output.txt").read_text())]
-        pats = [p for d in DEFECTS if d.on_gpu and mutation.parse_gpu_catcher(d.catcher)[0] == step
+        pats = [p for d in DEFECTS if d.catcher.startswith("gpu:") and mutation.parse_gpu_catcher(d.catcher)[0] == step
                 for p in mutation.parse_gpu_catcher(d.catcher)[3]]
         out[step] = {n for n in names if any(fnmatch.fnmatchcase(n, p) for p in pats)}
     return out

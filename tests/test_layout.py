@@ -17,7 +17,9 @@ import pytest
 
 from conftest import REPO, STEP_DIRS
 
-COMMON = sorted((REPO / "common").iterdir())
+# The harness, and the shadow build's checker beside it (common/shadow/).
+COMMON = sorted(p for p in (REPO / "common").rglob("*") if p.is_file() and p.suffix in (".h", ".cuh"))
+HARNESS = [p for p in COMMON if p.parent == REPO / "common"]
 STEP_HEADERS = sorted(p for d in STEP_DIRS for p in (REPO / d).iterdir() if p.suffix in (".cuh", ".h"))
 STEP_SOURCES = sorted(p for d in STEP_DIRS for p in (REPO / d).glob("*.cu"))
 C_FILES = COMMON + STEP_HEADERS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*")) + sorted(
@@ -32,8 +34,14 @@ def code_of(path):
 
 
 def test_common_holds_no_ptx():
-    for p in COMMON:
+    for p in HARNESS:
         assert "asm" not in code_of(p), f"{p.relative_to(REPO)} holds inline PTX: it belongs in a step's header"
+    # The shadow build's checker reads special registers (its CTA's identity and sizes) and, for its
+    # count of __syncthreads(), runs bar.sync 0 itself: bookkeeping, no instruction the steps teach.
+    for p in COMMON:
+        for insn in re.findall(r'asm volatile\("([^"]*)"', code_of(p)):
+            assert re.fullmatch(r"mov\.u(32|64) %0, %%\w+(\.\w)?;|bar\.sync 0;", insn), \
+                f"{p.relative_to(REPO)}: {insn!r}: the shadow may read special registers, not teach PTX"
 
 
 def test_ptx_lives_in_step_headers():
@@ -50,11 +58,12 @@ def defined_functions(header):
 @pytest.mark.parametrize("header", STEP_HEADERS, ids=lambda p: str(p.relative_to(REPO)))
 def test_every_wrapper_is_used(header):
     # A wrapper exists only if a step uses it: each function a step header
-    # defines is called from a step program or from another header function.
+    # defines is called from a step program or from another header function
+    # (or passed as a template argument: mbar_wait<mbar_try_wait>).
     others = " ".join(code_of(p) for p in STEP_SOURCES + STEP_HEADERS if p != header)
     own = code_of(header)
     for fn in defined_functions(header):
-        used = re.search(rf"\b{fn}\s*[<(]", others) or len(re.findall(rf"\b{fn}\s*[<(]", own)) > 1
+        used = re.search(rf"\b{fn}\s*[<(>]", others) or len(re.findall(rf"\b{fn}\s*[<(>]", own)) > 1
         assert used, f"{header.relative_to(REPO)}: {fn}() is defined but no step uses it"
 
 

@@ -12,7 +12,7 @@ import itertools
 
 import pytest
 
-from conftest import REPO, run
+from conftest import REPO, run, run_unit
 
 PTX = """.version 8.0
 .target sm_90a
@@ -74,11 +74,7 @@ TYPES = ["u32", "s32", "u64", "s64", "f32", "f16", "bf16", "f64", "u8"]
 
 
 def test_the_host_table_is_the_ptx_isa_table(tmp_path):
-    exe = tmp_path / "unit_reduce_table"
-    p = run(["nvcc", "-std=c++17", "-I.", "-Xcompiler", "-Wall,-Wextra", "tests/unit_reduce_table.cu", "-o", str(exe)])
-    assert p.returncode == 0 and "warning" not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
-    p = run([str(exe)])
-    assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
+    p = run_unit("tests/unit_reduce_table.cu", tmp_path)
     got = dict(ln.split(": ", 1) for ln in p.stdout.splitlines() if ": " in ln)
     for op, t in itertools.product(ALLOWED, TYPES):
         verdict = got[f"{op} {t}"]

@@ -9,10 +9,11 @@ import re
 
 import pytest
 
-from sass import (check_fences, check_sass, dump_ptx, dump_sass, fence_counts, find_pattern, find_tool, instruction,
-                  kernel_function, opcode, pattern_regex)
+from checker import load_step
+from sass import (check_fences, check_order, check_orders, check_sass, dump_ptx, dump_sass, fence_counts,
+                  find_pattern, find_tool, instruction, kernel_function, opcode, pattern_regex)
 
-from conftest import REPO, binary
+from conftest import REPO, STEP_DIRS, binary
 
 
 def test_cuobjdump_is_available():
@@ -135,33 +136,32 @@ def test_tma_steps_use_shared_not_generic_accesses(built):
         assert not generic, f"{step_name}: generic loads/stores (shared memory seen as generic): {generic[:3]}"
 
 
-def mma_release_order(lines):
-    """The stage releases (an mbarrier arrive) that come after an MMA with no wgmma.wait_group between them:
-    read in program order, a consumer must know its MMAs are done with a stage before it hands it back."""
-    bad, pending = [], False
-    for ln in lines:
-        op = opcode(ln)
-        if op.startswith("HGMMA"):
-            pending = True
-        elif op.startswith("WARPGROUP.DEPBAR"):
-            pending = False
-        elif op.startswith("SYNCS.ARRIVE") and pending:
-            bad.append(instruction(ln))
-    return bad
+ORDERED_STEPS = [s for s in STEP_DIRS if load_step(s).sass_order]
 
 
-def test_gemm_hands_a_stage_back_only_after_its_mmas_are_done(built):
-    # 09_gemm/bugs/3.diff moves the release before wgmma.wait_group: the GPU rarely shows it (the MMAs usually
-    # finish before the TMA refills the stage), the order of the machine code always does.
-    functions = dump_sass(binary("09_gemm"))
-    kernels = [f for f in functions if "gemm_ws" in f or "wgmma_sync" in f]
-    assert kernels
-    for f in kernels:
-        assert not mma_release_order(functions[f]), f"{f}: a stage released before its MMAs are known done"
+@pytest.mark.parametrize("step_dir", ORDERED_STEPS)
+def test_sass_order(built, step_dir):
+    # Every proxy fence, read wait and wgmma wait in its place in the machine code,
+    # with its exact group count (check.py's sass_order): counting them (the fence
+    # pins) passes a fence moved after the store, a read wait loosened from 1 to 2,
+    # a stage handed back after wgmma.wait_group 2; tests/defects/order-*.diff plant each.
+    problems = check_orders(dump_sass(binary(step_dir)), load_step(step_dir).sass_order)
+    assert not problems, f"{step_dir}: machine code out of order:\n" + "\n".join(problems)
 
 
-def test_the_release_order_check_sees_an_early_release():
-    ok = ["/*0100*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8], R24, gsb0 ;", "/*0110*/ WARPGROUP.DEPBAR.LE gsb0, 0x1 ;",
-          "/*0120*/ SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R9+URZ], RZ ;"]
-    assert not mma_release_order(ok)
-    assert mma_release_order([ok[0], ok[2], ok[1]])
+def test_the_order_rule_sees_a_misplaced_or_loosened_wait():
+    mma = "/*0100*/ HGMMA.64x256x16.F32.BF16 R24, gdesc[UR8], R24, gsb0 ;"
+    wait = "/*0110*/ WARPGROUP.DEPBAR.LE gsb0, 0x{} ;"
+    arrive = "/*0120*/ SYNCS.ARRIVE.TRANS64.A1T0 RZ, [R9+URZ], RZ ;"
+    rule = {"anchor": "SYNCS.ARRIVE.TRANS64[.RED].A1T0", "from": "HGMMA*",
+            "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x1"])], "stop": "HGMMA*"}
+    assert not check_order([mma, wait.format(1), arrive], rule)
+    assert check_order([mma, arrive, wait.format(1)], rule)  # the hand-back before the wait
+    assert check_order([mma, wait.format(2), arrive], rule)  # a wait, but one that leaves the batch pending
+    fence = {"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}
+    sts, fen, bar, st = ("/*0200*/ STS [R4], R5 ;", "/*0210*/ FENCE.VIEW.ASYNC.S ;",
+                         "/*0220*/ BAR.SYNC.DEFER_BLOCKING 0x0 ;", "/*0230*/ UTMASTG.2D [UR4], [UR6] ;")
+    assert not check_order([sts, fen, bar, st], fence)
+    assert check_order([sts, bar, fen, st], fence)  # the fence after the barrier: one thread's, too late
+    assert check_order([fen, sts, bar, st], fence)  # a store after the fence
+    assert check_order([sts, bar, st], fence)       # no fence

@@ -3,26 +3,15 @@ and run on the CPU: the median, the seeded fill and the poison, the
 comparator against a wrong index, a missing element and an output never
 written, and every tensor-map rule."""
 
-import pathlib
 import re
 
 from contract import CHECK_RE
 
-from conftest import REPO, run
-
-
-def compile_and_run(source, tmp_path):
-    """Build a host-only unit test (no warnings allowed) and run it."""
-    exe = tmp_path / pathlib.Path(source).stem
-    p = run(["nvcc", "-std=c++17", "-I.", "-Xcompiler", "-Wall,-Wextra", source, "-o", str(exe)])
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "warning" not in (p.stdout + p.stderr).lower()
-    return run([str(exe)])
+from conftest import REPO, run, run_unit
 
 
 def test_tutorial_host_functions(tmp_path):
-    p = compile_and_run("tests/unit_tutorial.cu", tmp_path)
-    assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
+    p = run_unit("tests/unit_tutorial.cu", tmp_path)
     checks = [ln for ln in p.stdout.splitlines() if ln.startswith("check")]
     assert len(checks) == 4 and all(CHECK_RE.match(ln) for ln in checks), checks
     assert "(1 of 1048576 wrong)" in checks[1] and "FAIL" in checks[1]
@@ -34,8 +23,7 @@ def test_tensor_map_rules(tmp_path):
     # Each rule of 03_tma_load/tensor_map.h: one spec that keeps it, one that
     # breaks it, and the message names the rule (the encoder itself only says
     # CUDA_ERROR_INVALID_VALUE).
-    p = compile_and_run("tests/unit_tensor_map.cu", tmp_path)
-    assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout
+    p = run_unit("tests/unit_tensor_map.cu", tmp_path)
     lines = {}  # case name -> the rule's message ("" when the spec was accepted)
     for ln in p.stdout.splitlines():
         if ln.startswith("ok "):

@@ -8,6 +8,9 @@ repository's own files (paths from the root, `a/` and `b/` prefixes):
 
     what: <one line: what the mistake breaks>
     tells: <one line: how the program tells, or why it may not>
+    shadow: <the rule the shadow build names (B2, S1, ...; several: any of
+            them), or "check <line>" for a mistake in the data, which only the
+            program's own check sees, or "refused">
 
     --- a/03_tma_load/tma_load.cu
     +++ b/03_tma_load/tma_load.cu
@@ -15,13 +18,17 @@ repository's own files (paths from the root, `a/` and `b/` prefixes):
 
 `run` copies every step folder and common/ into build/bugs/<step>.bugN/,
 applies the diff there (git apply: a diff that no longer applies is an
-error), builds the step's program from that copy with the flags the Makefile
-passes, runs it, and says what happened: caught (exit 1, the program's own
-failing check lines shown), refused (exit 2), hung past the timeout, or
-passed, in which case this tool, not the program, says that the hardware hid
-the mistake and that a pass proves nothing. The program itself knows nothing
-of bugs: it has no option, parameter or branch for them.
-Exit codes: the program's, 124 for a run past the timeout, 2 for this
+error), builds the step's program from that copy twice, with the flags the
+Makefile passes and as the shadow build (-DTUTORIAL_SHADOW, common/shadow/),
+runs both, and says what happened in each: caught (exit 1, the program's own
+failing check lines shown, and the shadow's report naming the broken rule),
+refused (exit 2), hung past the timeout, or passed, in which case this tool,
+not the program, says that the hardware hid the mistake and that a pass
+proves nothing. The shadow build runs with --quick (its rules do not depend
+on sizes) unless ARGS are given. The program itself knows nothing of bugs: it
+has no option, parameter or branch for them. Without a GPU (exit 77) the tool
+shows the diff and the runs recorded on the H200 instead.
+Exit codes: the normal run's, 124 for a run past the timeout, 2 for this
 tool's own errors (a diff that does not apply or build).
 """
 
@@ -38,7 +45,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from contract import REPO, step_dirs  # noqa: E402
 
-FIELDS = ("what", "tells")
+FIELDS = ("what", "tells", "shadow")
+SHADOW_DEFINE = "-DTUTORIAL_SHADOW"
 
 
 def diff_paths(step: str) -> dict[int, pathlib.Path]:
@@ -77,12 +85,8 @@ def apply_diff(diff: pathlib.Path, tree: pathlib.Path) -> None:
         raise ValueError(f"{name} does not apply: {p.stderr.strip()}")
 
 
-def planted_tree(step: str, n: int, root: pathlib.Path, plant: bool = True) -> pathlib.Path:
-    """A copy of common/ and every step folder with bug n's diff applied (or, plant False, not yet)."""
-    diff = diff_paths(step).get(n)
-    if diff is None:
-        raise ValueError(f"{step} has no bugs/{n}.diff (it has: {sorted(diff_paths(step)) or 'none'})")
-    tree = root / f"{step}.bug{n}"
+def planted_copy(diff: pathlib.Path, tree: pathlib.Path, plant: bool = True) -> pathlib.Path:
+    """A copy of common/ and every step folder at `tree`, with `diff` applied (or, plant False, not yet)."""
     shutil.rmtree(tree, ignore_errors=True)
     for d in ["common", *step_dirs()]:
         shutil.copytree(REPO / d, tree / d, ignore=shutil.ignore_patterns("bugs", "*.md", "*.txt", "*.py"))
@@ -91,9 +95,17 @@ def planted_tree(step: str, n: int, root: pathlib.Path, plant: bool = True) -> p
     return tree
 
 
-def build(step: str, tree: pathlib.Path, nvcc: str, link: str) -> pathlib.Path:
+def planted_tree(step: str, n: int, root: pathlib.Path, plant: bool = True) -> pathlib.Path:
+    """A copy of common/ and every step folder with bug n's diff applied (or, plant False, not yet)."""
+    diff = diff_paths(step).get(n)
+    if diff is None:
+        raise ValueError(f"{step} has no bugs/{n}.diff (it has: {sorted(diff_paths(step)) or 'none'})")
+    return planted_copy(diff, root / f"{step}.bug{n}", plant)
+
+
+def build(step: str, tree: pathlib.Path, nvcc: str, link: str, name: str = "program") -> pathlib.Path:
     program = next((tree / step).glob("*.cu"))
-    binary = tree / step / "program"
+    binary = tree / step / name
     # The copy first on the include path, before the flags' -I.: a diff may plant its mistake in a header.
     compiler, *flags = shlex.split(nvcc)
     cmd = [compiler, f"-I{tree}", *flags, str(program), "-o", str(binary), *shlex.split(link)]
@@ -101,6 +113,46 @@ def build(step: str, tree: pathlib.Path, nvcc: str, link: str) -> pathlib.Path:
     if p.returncode != 0:
         raise ValueError(f"the planted copy does not build:\n{p.stdout}{p.stderr}")
     return binary
+
+
+# The shadow build's report line, under a failing check line.
+SHADOW_LINE = re.compile(r"^\s+shadow: (?P<rule>[A-Z]\d) (?P<name>[\w-]+): (?P<text>.*); block \((?P<block>[\d,]+)\) "
+                         r"thread (?P<thread>\d+), (?P<func>\S*) \((?P<where>[^)]*)\)$")
+
+
+def shadow_rules(out: str) -> list[re.Match]:
+    """The shadow reports of an output, in order."""
+    return [m for m in map(SHADOW_LINE.match, out.splitlines()) if m]
+
+
+def shadow_verdict(code: int, out: str) -> str:
+    """What the shadow build's run of a planted mistake showed."""
+    rules = shadow_rules(out)
+    if rules:
+        m = rules[0]
+        return f"caught by the shadow: {m['rule']} {m['name']} ({m['func']}, {m['where']})"
+    return {0: "PASSED: the shadow found no broken rule, and every check passed",
+            1: "caught by the program's own checks (exit 1); no protocol rule broken",
+            2: "refused: the program stopped before any launch (exit 2)",
+            77: "skipped: no Hopper GPU here (exit 77)",
+            124: "hung: the run passed the timeout (exit 124)"}.get(code, f"exit {code}")
+
+
+def judge_shadow(expect: str, code: int, out: str) -> tuple[bool, str]:
+    """(caught?, what the run showed) for a shadow run of a mistake whose `shadow:` line is `expect`:
+    rule ids (any of them must come first), "check <line>" (that check line fails), or "refused" (exit 2)."""
+    if expect == "refused":
+        return code == 2, f"exit {code}"
+    if expect.startswith("check "):
+        line = expect.split()[1]
+        failed = re.search(rf"^check\s+{re.escape(line)} \.+ FAIL ", out, re.M)
+        return code == 1 and failed is not None, f"exit {code}; check {line} {'FAIL' if failed else 'did not fail'}"
+    reports = shadow_rules(out)
+    if not reports:
+        return False, f"exit {code}; no shadow report"
+    first = reports[0]
+    rules = [w for w in expect.split() if not w.startswith("--")]  # "--full": run at full size
+    return code != 0 and first["rule"] in rules, f"exit {code}; {first['rule']} {first['name']}"
 
 
 def verdict(code: int, out: str = "") -> str:
@@ -114,14 +166,34 @@ def verdict(code: int, out: str = "") -> str:
             124: "hung: the run passed the timeout (exit 124)"}.get(code, f"exit {code}")
 
 
-def run(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]) -> tuple[int, str, str]:
-    tree = planted_tree(step, n, REPO / "build" / "bugs")
-    binary = build(step, tree, nvcc, link)
+def run_binary(binary: pathlib.Path, args: list[str], timeout: float) -> tuple[int, str, str]:
     try:
         p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout)
         return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         return 124, "", f"timed out after {timeout:.0f} s"
+
+
+def run(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]) -> tuple[int, str, str]:
+    tree = planted_tree(step, n, REPO / "build" / "bugs")
+    return run_binary(build(step, tree, nvcc, link), args, timeout)
+
+
+def run_shadow(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]) -> tuple[int, str, str]:
+    """The same planted copy as the shadow build, run with --quick (at full size if the diff's `shadow:`
+    line says --full) unless `args` say otherwise."""
+    tree = REPO / "build" / "bugs" / f"{step}.bug{n}"
+    if not tree.is_dir():
+        tree = planted_tree(step, n, REPO / "build" / "bugs")
+    binary = build(step, tree, f"{nvcc} {SHADOW_DEFINE}", link, "program_shadow")
+    full = "--full" in describe(diff_paths(step)[n])["shadow"].split()
+    return run_binary(binary, args or ([] if full else ["--quick"]), timeout)
+
+
+def recorded(step: str, n: int, suffix: str = "") -> str:
+    """The run of bug n that `make bench` recorded on the H200, or a line saying there is none."""
+    path = REPO / "results" / "runs" / "NVIDIA_H200" / f"{step}.bug{n}{suffix}.txt"
+    return path.read_text() if path.is_file() else f"(no recorded run: {path.relative_to(REPO)})\n"
 
 
 def main() -> int:
@@ -150,14 +222,30 @@ def main() -> int:
             for n, text in texts.items():
                 print(f"  make bug-{step[:2]} N={n}   {text}")
             return 0
-        describe(diff_paths(step)[a.n]) if a.n in diff_paths(step) else None
+        info = describe(diff_paths(step)[a.n]) if a.n in diff_paths(step) else {}
         code, out, err = run(step, a.n, a.nvcc, a.link, a.timeout, program_args)
+        if code != 77:
+            scode, sout, serr = run_shadow(step, a.n, a.nvcc, a.link, a.timeout, program_args)
     except ValueError as e:
         print(f"bugs: {e}")
         return 2
+    name = f"bug {step[:2]}.{a.n} ({step}/bugs/{a.n}.diff)"
+    if code == 77:  # no GPU here: what the mistake is, and what it did on the H200
+        sys.stderr.write(err)
+        print(f"{name}: cannot run here (no Hopper GPU, exit 77). What it plants:\n")
+        print(f"  what: {info.get('what', '')}\n  tells: {info.get('tells', '')}\n  shadow: {info.get('shadow', '')}\n")
+        print("--- a/" + diff_paths(step)[a.n].read_text().partition("\n--- a/")[2])
+        print(f"Recorded on the H200 (make bench), the normal build:\n{recorded(step, a.n)}")
+        print(f"and the shadow build (make mutation SHADOW=1):\n{recorded(step, a.n, '.shadow')}")
+        return 77
     sys.stdout.write(out)
     sys.stderr.write(err)
-    print(f"bug {step[:2]}.{a.n} ({step}/bugs/{a.n}.diff): {verdict(code, out)}")
+    print(f"{name}: {verdict(code, out)}")
+    print(f"--- the shadow build ({' '.join(program_args or ['--quick'])}):")
+    for ln in sout.splitlines():
+        if re.match(r"^check\s.* FAIL |^\s+(shadow|hung):", ln):
+            print(ln)
+    print(f"{name}, shadow build: {shadow_verdict(scode, sout)}")
     return code
 
 

@@ -433,7 +433,7 @@ def bundle_files() -> dict[str, str | pathlib.Path]:
         "README.md": REPO / "labs" / "STUDENT.md", "Makefile": REPO / "Makefile", "requirements.txt": REPO / "requirements.txt",
         ".clang-format": REPO / ".clang-format", ".gitignore": REPO / ".gitignore",
         ".lab-bundle": "The lab bundle of the Hopper data-movement tutorial: the programs here are your copies.\n"}
-    files |= {f"common/{p.name}": p for p in sorted((REPO / "common").iterdir()) if p.is_file()}
+    files |= {str(p.relative_to(REPO)): p for p in sorted((REPO / "common").rglob("*")) if p.is_file()}
     files |= {f"tools/{n}": REPO / "tools" / n for n in BUNDLE_TOOLS}
     for step in step_dirs():
         copy, spans = student_copy(step_program(step).read_text(), step)

@@ -25,6 +25,9 @@ learners' (they also say how the program tells). A catcher is
                                              the step built with the diff and run (with --quick
                                              unless --full) must exit 1 (or N: 2 is a refusal),
                                              and each named check line (a glob: layout_*) FAIL
+    shadow:<NN_topic> RULE [RULE ...]        the step's shadow build (make SHADOW=1) with the diff,
+                                             run with --quick, must fail, its first report naming
+                                             one of the rules (common/shadow/rules.h)
 
 A diff that no longer applies, or a catcher that cannot run (a pytest node
 that is gone, a planted step that does not build, a named check line the run
@@ -47,7 +50,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
-from bugs import diff_header  # noqa: E402
+from bugs import diff_header, judge_shadow  # noqa: E402
 from contract import binary_path  # noqa: E402
 
 DEFECTS = REPO / "tests" / "defects"
@@ -67,7 +70,7 @@ class Defect:
 
     @property
     def on_gpu(self) -> bool:
-        return self.catcher.startswith("gpu:")
+        return self.catcher.startswith(("gpu:", "shadow:"))
 
 
 def defects() -> list[Defect]:
@@ -127,6 +130,15 @@ def catch(d: Defect) -> tuple[str, str]:
         # pytest: 0 all passed, 1 some failed; 2-5 mean the tests did not run as named
         verdict = {0: "MISSED", 1: "caught"}.get(p.returncode, "STALE")
         return verdict, last if verdict != "STALE" else f"pytest exit {p.returncode}: {last}"
+    if kind == "shadow":
+        step, *rules = what.split()
+        if run(["make", "SHADOW=1", f"build-{step[:2]}"]).returncode != 0:
+            return "STALE", "the planted step's shadow build does not build, so it tests nothing"
+        p = run([str(REPO / "build" / "shadow" / step), "--quick"], timeout=900)
+        if p.returncode == 77:
+            return "not run", "no Hopper GPU here"
+        caught, shown = judge_shadow(" ".join(rules), p.returncode, p.stdout)
+        return ("caught" if caught else "MISSED"), shown
     if kind != "gpu":
         return "STALE", f"unknown catcher kind {kind!r}"
     step, full, want, patterns = parse_gpu_catcher(d.catcher)

@@ -23,7 +23,9 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
   recorded H200 run) that match the regular expression, and
       <!-- run:bug1:^check -->...<!-- /run -->
   the matching lines of a run `make bench` recorded on the H200
-  (results/runs/NVIDIA_H200/NN_topic.bug1.txt; "run::REGEX" is the plain run),
+  (results/runs/NVIDIA_H200/NN_topic.bug1.txt; "run::REGEX" is the plain run,
+  "run:bug1.shadow:REGEX" the shadow build's run of the same mistake; "N:REGEX" keeps the
+  first N matching lines),
   and <!-- file:results/experiments/X.txt:REGEX -->...<!-- /file --> those of
   any recorded file, and <!-- diff:N -->...<!-- /diff --> the planted
   mistake NN_topic/bugs/N.diff itself, as a diff block.
@@ -158,11 +160,13 @@ def recorded_runs(step_dir: str, text: str) -> str:
         if not path.exists():
             body = f"(not recorded yet: results/runs/.../{name})"
         else:
-            rx = re.compile(m[2])
-            body = "\n".join(ln for ln in path.read_text().splitlines() if rx.search(ln))
+            limit, pattern = re.match(r"(?:(\d+):)?(.*)", m[2]).groups()  # "1:REGEX": the first match only
+            rx = re.compile(pattern)
+            lines = [ln for ln in path.read_text().splitlines() if rx.search(ln)]
+            body = "\n".join(lines[:int(limit)] if limit else lines)
         return f"<!-- run:{m[1]}:{m[2]} -->\n```\n{body}\n```\n<!-- /run -->"
 
-    return re.sub(r"<!-- run:(\w*):(.+?) -->.*?<!-- /run -->", block, text, flags=re.S)
+    return re.sub(r"<!-- run:([\w.]*):(.+?) -->.*?<!-- /run -->", block, text, flags=re.S)
 
 
 def planted_diffs(step_dir: str, text: str) -> str:
@@ -216,14 +220,30 @@ def example_output() -> str:
     return "\n```\n" + "\n".join(ln for ln in recorded if EXAMPLE_LINES.match(ln)) + "\n```\n"
 
 
+def shadow_cell(step_dir: str, n: int) -> str:
+    """What the shadow build's run of bug n on the H200 (make mutation SHADOW=1) showed."""
+    path = run_dir(REFERENCE_GPU) / f"{step_dir}.bug{n}.shadow.txt"
+    if not path.is_file():
+        return "not recorded"
+    first, _, body = path.read_text().partition("\n")
+    reports = bugs.shadow_rules(body)
+    if reports:
+        return f"{reports[0]['rule']} {reports[0]['name']}"
+    code = first.rsplit("exit ", 1)[-1].strip()
+    failed = [m["name"] for m in check_lines(body) if m["verdict"] == "FAIL"]
+    return {"1": f"no rule broken; its check `{failed[0]}` fails" if failed else "exit 1",
+            "2": "refused before any launch"}.get(code, f"exit {code}")
+
+
 def bug_table() -> str:
-    """Every planted mistake (NN_topic/bugs/N.diff): what it breaks (the diff's text) and what the H200 run did."""
-    out = ["", "| step | `make bug-NN N=` | what it breaks, and how the program tells | H200 run |",
-           "| --- | --- | --- | --- |"]
+    """Every planted mistake (NN_topic/bugs/N.diff): what it breaks (the diff's text), what the H200 run did,
+    and the rule the shadow build named."""
+    out = ["", "| step | `make bug-NN N=` | what it breaks, and how the program tells | H200 run | shadow build |",
+           "| --- | --- | --- | --- | --- |"]
     for step_dir in step_dirs():
         texts = bugs.bug_text(step_dir)
         if not texts:
-            out.append(f"| {step_dir} | none | (no bug to plant yet) | |")
+            out.append(f"| {step_dir} | none | (no bug to plant yet) | | |")
         for n, what in texts.items():
             path = run_dir(REFERENCE_GPU) / f"{step_dir}.bug{n}.txt"
             result = "not recorded"
@@ -234,7 +254,7 @@ def bug_table() -> str:
                 result = {"0": "exit 0: hidden on this GPU (a pass that proves nothing)", "1": "exit 1: caught",
                           "2": "exit 2: caught, then a CUDA error ended the run" if failed else
                           "exit 2: refused before any launch"}.get(code, f"exit {code}")
-            out.append(f"| {step_dir} | {n} | {what} | {result} |")
+            out.append(f"| {step_dir} | {n} | {what} | {result} | {shadow_cell(step_dir, n)} |")
     return "\n".join(out) + "\n"
 
 

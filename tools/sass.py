@@ -188,6 +188,73 @@ def check_fences(functions: dict[str, list[str]], pins: dict[str, dict[str, int]
     return problems
 
 
+# ---- order: what must come before (or after) an instruction ---------------------
+# A rule is a dict:
+#   anchor    the instruction the rule is about (a pattern);
+#   before    steps that must be found scanning BACKWARD from each anchor,
+#             nearest first; or `after_it`: scanning forward;
+#   stop      a pattern (alternatives joined by "|") that must not be met
+#             before a step is found: a shared store between a proxy fence and
+#             the barrier after it, a TMA store between a read wait and the
+#             writes it guards, an MMA between a wgmma wait and a hand-back;
+#   from      (optional) only the anchors after the first match of this;
+#   until     (optional) only the anchors before the first match of this.
+# A step is a pattern, or (family, [exact, ...]): the nearest instruction of
+# the family must be one of the exact forms: a read wait must say 0x1, not
+# merely be a wait. Linear order is program order inside a loop body, where
+# each of these pairs lives (a loop-carried pair, a wait at the end of the
+# body for the writes at its top, is checked forward from the store). The
+# tests plant each mistake to show that the rule sees it.
+def check_order(lines: list[str], rule: dict) -> list[str]:
+    insns = [instruction(ln) for ln in lines]
+    anchors = find_pattern(lines, rule["anchor"])
+    if "from" in rule:
+        first = find_pattern(lines, rule["from"])
+        anchors = [i for i in anchors if first and i > first[0]]
+    if "until" in rule:
+        last = find_pattern(lines, rule["until"])
+        anchors = [i for i in anchors if not last or i < last[0]]
+    if not anchors:
+        return [f"no {rule['anchor']}" + (f" after {rule['from']}" if "from" in rule else "")]
+    forward = "after_it" in rule
+    steps = rule["after_it"] if forward else rule["before"]
+    stop_rx = [pattern_regex(p) for p in rule.get("stop", "").split("|") if p]
+    problems = []
+    for a in anchors:
+        pos = a
+        for step in steps:
+            family, exact = (step, [step]) if isinstance(step, str) else (step[0], step[1])
+            fam_rx, exact_rx = pattern_regex(family), [pattern_regex(e) for e in exact]
+            j = pos + 1 if forward else pos - 1
+            while 0 <= j < len(insns) and not fam_rx.match(insns[j]) and not any(rx.match(insns[j]) for rx in stop_rx):
+                j += 1 if forward else -1
+            where = f"{'after' if forward else 'before'} {insns[a]} (instruction {a})"
+            if not 0 <= j < len(insns):
+                problems.append(f"no {family} {where}")
+                break
+            if not fam_rx.match(insns[j]):
+                problems.append(f"{insns[j]} comes with no {family} between it and {insns[pos]} ({where})")
+                break
+            if not any(rx.match(insns[j]) for rx in exact_rx):
+                problems.append(f"{insns[j]} {where}: want {' or '.join(exact)}")
+                break
+            pos = j
+    return problems
+
+
+def check_orders(functions: dict[str, list[str]], spec: dict[str, list[tuple]]) -> list[str]:
+    """Every order rule of a step's check.py (sass_order), kernel by kernel: the problems found."""
+    problems = []
+    for kernel, rules in spec.items():
+        f = kernel_function(functions, kernel)
+        if f is None:
+            problems.append(f"{kernel}: no such kernel")
+            continue
+        for rule in rules:
+            problems += [f"{kernel}: {p}" for p in check_order(functions[f], rule)]
+    return problems
+
+
 def demangled_kernel(mangled: str) -> str:
     """'_Z9broadcastILb1EEv14CUtensorMap_stPjjj' -> 'broadcast<true>' (the form check.py uses)."""
     d = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
@@ -258,6 +325,9 @@ def main() -> int:
         print(f"{binary}: cuobjdump cannot read it (exit {e.returncode}): is it a CUDA program?")
         return 2
     ok = True
+    for p in check_orders(functions, step.sass_order):
+        print(f"   WRONG ORDER: {p}")
+        ok = False
     for kernel, lines, problems in check_sass(functions, step.sass, step.sass_absent, step.sass_count):
         print(f"== {kernel}")
         if problems is None:

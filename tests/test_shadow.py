@@ -1,0 +1,251 @@
+"""The shadow build (make SHADOW=1, common/shadow/): its rules on the CPU, the
+normal build's machine code unchanged by it, the shadow build itself, the
+wrappers' protocol lists, and the runs recorded on the H200.
+
+- Every rule of common/shadow/rules.h holds on a correct event sequence and
+  breaks on a wrong one (tests/unit_shadow.cu feeds common/shadow/core.h on
+  the CPU); tests/defects/shadow-rule-*.diff switch each rule off once.
+- The normal build's SASS and register counts equal those of the same
+  sources with every shadow line deleted (line numbers kept): the hooks
+  compile to nothing.
+- Every wrapper header opens with its protocol; each step names the rule that
+  checks it and the planted mistake that breaks it, and they agree.
+- Every planted mistake's shadow run recorded on the H200 names the rule its
+  diff says, and every step's recorded shadow run passes: no false alarm.
+"""
+
+import concurrent.futures
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import bugs
+from checker import evaluate, load_step
+from sass import dump_sass
+from conftest import REPO, STEP_DIRS, binary, run, run_unit
+
+RULES = REPO / "common" / "shadow" / "rules.h"
+RULE_IDS = re.findall(r"^\s+X\((\w+), \"([\w-]+)\"", RULES.read_text(), re.M)
+WRAPPERS = ["02_cp_async/cp_async.cuh", "03_tma_load/mbarrier.cuh", "03_tma_load/tma_load.cuh",
+            "04_tma_store/tma_store.cuh", "07_reduce_multicast/tma_reduce.cuh", "07_reduce_multicast/cluster.cuh",
+            "08_descriptor_update/tensormap_edit.cuh", "09_gemm/wgmma.cuh"]
+H200_RUNS = REPO / "results" / "runs" / "NVIDIA_H200"
+
+
+# ---- the rules, on the CPU --------------------------------------------------------
+def test_every_rule_holds_and_breaks(tmp_path):
+    p = run_unit("tests/unit_shadow.cu", tmp_path)
+    cases = re.findall(r"^case (\S+)\s+(\S+)", p.stdout, re.M)
+    broken = {rule for _, rule in cases}
+    missing = {rid for rid, _ in RULE_IDS} - broken
+    assert not missing, f"no unit case breaks {sorted(missing)}: such a rule could stop failing unseen"
+    assert sum(r == "none" for _, r in cases) >= 10, "too few cases that keep every rule"
+
+
+def test_the_rule_table_is_what_the_reports_name():
+    ids = [rid for rid, _ in RULE_IDS]
+    assert len(ids) == len(set(ids)) == 18, ids
+    code = (REPO / "common" / "shadow" / "core.h").read_text() + (REPO / "common" / "shadow" / "shadow.cuh").read_text()
+    for rid, name in RULE_IDS:
+        assert f"SH_{rid}" in code, f"rule {rid} is never reported"
+        line = f"       shadow: {rid} {name}: text; block (1,0,0) thread 3, kernel (file.cu:12)"
+        assert bugs.SHADOW_LINE.match(line), line
+
+
+# ---- the normal build: the hooks compile to nothing ------------------------------
+def strip_shadow(text: str) -> str:
+    """The source with every shadow line blanked (line numbers kept): #ifdef TUTORIAL_SHADOW
+    blocks (their #else kept), SHADOW(...), SHADOW_WROTE(...), SHADOW_READ(...) statements, the
+    SHADOW_SITE / SHADOW_PASS parameters and the includes of common/shadow/."""
+    out, stack, skipping = [], [], 0  # stack: per open #if, "keep", "skip" or "shadow-skip"/"shadow-keep"
+    in_statement = False
+    for line in text.split("\n"):
+        d = line.strip()
+        m = re.match(r"#\s*(ifdef|ifndef|if|elif|else|endif)\b\s*(\S*)", d)
+        if m:
+            kind, arg = m[1], m[2]
+            if kind in ("ifdef", "ifndef", "if"):
+                if arg == "TUTORIAL_SHADOW" and kind in ("ifdef", "ifndef"):
+                    stack.append("shadow-skip" if kind == "ifdef" else "shadow-keep")
+                    out.append("")
+                    continue
+                stack.append("plain")
+            elif kind == "else" and stack and stack[-1].startswith("shadow"):
+                stack[-1] = "shadow-keep" if stack[-1] == "shadow-skip" else "shadow-skip"
+                out.append("")
+                continue
+            elif kind == "endif" and stack:
+                if stack.pop().startswith("shadow"):
+                    out.append("")
+                    continue
+        if "shadow-skip" in stack:
+            out.append("")
+            continue
+        if in_statement or re.match(r"\s*(SHADOW|SHADOW_WROTE|SHADOW_READ)\(", line):
+            in_statement = not re.search(r";\s*(//.*)?$", line)
+            out.append("")
+            continue
+        if re.match(r'\s*#include "common/shadow/', line):
+            out.append("")
+            continue
+        line = re.sub(r"\s*\bSHADOW_(SITE|PASS)(_ONLY)?\b", "", line)
+        # SHADOW_WAITED(bar, parity, done) is (done) in a normal build
+        line = re.sub(r"\bSHADOW_WAITED\(\s*\(?\w+\)?,\s*\(?\w+\)?,", "(", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_the_stripper_removes_every_shadow_line():
+    src = ("#include \"common/shadow/hooks.h\"\nvoid f(int x SHADOW_SITE) {\n    SHADOW(arrive(x,\n"
+           "                  1 SHADOW_PASS));\n    g(x);\n#ifdef TUTORIAL_SHADOW\n    h();\n#else\n    k();\n#endif\n"
+           "    SHADOW_WROTE(p, 16);  // why\n    return SHADOW_WAITED((b), p,\n        wait(b) SHADOW_PASS);\n}\n")
+    got = strip_shadow(src)
+    assert got.count("\n") == src.count("\n") and "SHADOW" not in got and "h();" not in got
+    assert "void f(int x) {" in got and "    g(x);" in got and "    k();" in got
+    assert "    return (\n        wait(b));" in got
+
+
+def stripped_tree(root: pathlib.Path) -> pathlib.Path:
+    for d in ["common", *STEP_DIRS]:
+        for src in (REPO / d).rglob("*"):
+            if src.suffix in (".cu", ".cuh", ".h") and "twins" not in src.parts and "bugs" not in src.parts:
+                dst = root / src.relative_to(REPO)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.write_text(strip_shadow(src.read_text()))
+    return root
+
+
+def sass_and_registers(path: pathlib.Path) -> tuple[dict, str]:
+    from sass import find_tool
+    res = subprocess.run([str(find_tool("cuobjdump")), "-res-usage", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    regs = sorted(re.findall(r"Function (\S+):\n\s*(REG:\d+ STACK:\d+ SHARED:\d+ LOCAL:\d+)", res))
+    return {k: [re.sub(r"^/\*[0-9a-f]+\*/\s*", "", ln) for ln in v] for k, v in dump_sass(path).items()}, regs
+
+
+@pytest.fixture(scope="module")
+def stripped_builds(built, tmp_path_factory):
+    """Every step compiled (device code only) from its sources with the shadow's lines deleted."""
+    root = stripped_tree(tmp_path_factory.mktemp("stripped"))
+    code = "".join(re.sub(r"//.*", "", p.read_text()) for p in root.rglob("*.c*"))
+    assert not re.search(r"\bSHADOW", code), "a shadow line survived the stripping"
+    flags = (REPO / "build" / "flags.txt").read_text().split()
+
+    def compile_one(step):
+        src = next((root / step).glob("*.cu"))
+        out = root / f"{step}.cubin"
+        # the same flags from the same relative paths as make: the same machine code
+        p = subprocess.run(["nvcc", *flags, "-cubin", str(src.relative_to(root)), "-o", str(out)], cwd=root,
+                           capture_output=True, text=True)
+        return step, out if p.returncode == 0 else p.stdout + p.stderr
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(compile_one, STEP_DIRS))
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_the_normal_build_is_the_build_without_the_shadow(stripped_builds, step_dir):
+    cubin = stripped_builds[step_dir]
+    assert isinstance(cubin, pathlib.Path), f"the stripped {step_dir} does not build:\n{cubin}"
+    (want_sass, want_regs), (got_sass, got_regs) = sass_and_registers(cubin), sass_and_registers(binary(step_dir))
+    assert got_regs == want_regs, f"{step_dir}: registers or stack differ with the shadow's hooks in the source"
+    for f in want_sass:
+        assert got_sass.get(f) == want_sass[f], f"{step_dir}: {f}'s SASS differs with the shadow's hooks in the source"
+    assert set(got_sass) == set(want_sass)
+
+
+# ---- the shadow build builds ------------------------------------------------------
+def test_every_step_builds_as_the_shadow_build():
+    p = run(["make", f"-j{os.cpu_count() or 2}", "SHADOW=1", "all"], timeout=1800)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    for step in STEP_DIRS:
+        b = REPO / "build" / "shadow" / step
+        assert b.is_file(), f"{b} missing"
+        names = "".join(dump_sass(b))
+        assert "shadow_audit_kernel" in names, f"{step}'s shadow build has no shadow in it"
+
+
+# ---- the protocol lists of the wrappers -----------------------------------------
+def protocol_items(path: str) -> list[str]:
+    """The numbered steps (and parenthesized notes) of a header's protocol list, one string each."""
+    head = (REPO / path).read_text().split("#pragma once")[0]
+    block = head.split("// Protocol", 1)
+    assert len(block) == 2, f"{path} opens with no protocol list"
+    items: list[str] = []
+    for line in block[1].splitlines()[3:]:
+        text = line[2:].strip() if line.startswith("//") else ""
+        if re.match(r"(\d+\.|\()", text):
+            items.append(text)
+        elif text and items:
+            items[-1] += " " + text
+    return items
+
+
+@pytest.mark.parametrize("header", WRAPPERS)
+def test_every_wrapper_opens_with_its_protocol(header):
+    items = protocol_items(header)
+    assert len(items) >= 3, f"{header}: a protocol of {len(items)} steps"
+    numbers = [int(m[1]) for it in items if (m := re.match(r"(\d+)\.", it))]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{header}: steps numbered {numbers}"
+
+
+def test_the_protocols_rules_and_mistakes_agree():
+    ids = {rid for rid, _ in RULE_IDS}
+    named: set[str] = set()
+    cited: set[str] = set()
+    for header in WRAPPERS:
+        for item in protocol_items(header):
+            rule = None
+            for tok in re.finditer(r"\[([A-Z]\d(?: [A-Z]\d)*)\]|(\d\d_\w+/bugs/\d+\.diff)", item):
+                if tok[1]:
+                    rule = set(tok[1].split())
+                    assert rule <= ids, f"{header}: {rule - ids} are no rules of {RULES.name}"
+                    named |= rule
+                    continue
+                diff = REPO / tok[2]
+                assert diff.is_file(), f"{header} names {tok[2]}, which does not exist"
+                cited.add(tok[2])
+                expect = bugs.describe(diff)["shadow"].split()
+                if rule is None:  # a mistake of the data or the host: no rule of the shadow
+                    assert expect[0] in ("check", "refused"), f"{header}: {tok[2]} breaks {expect}, but no rule is named"
+                else:
+                    assert rule & set(expect), f"{header}: {tok[2]} says the shadow names {expect}, not {rule}"
+    assert ids <= named, f"rules no wrapper's protocol names: {sorted(ids - named)}"
+    for step in STEP_DIRS:
+        for n, path in bugs.diff_paths(step).items():
+            rules = set(bugs.describe(path)["shadow"].split()) & ids
+            assert not rules or f"{step}/bugs/{n}.diff" in cited, f"no protocol cites {step}/bugs/{n}.diff ({rules})"
+
+
+# ---- the H200's recorded shadow runs -------------------------------------------------
+PLANTED = [(s, n) for s in STEP_DIRS for n in sorted(bugs.diff_paths(s))]
+
+
+@pytest.mark.parametrize("step_dir,n", PLANTED, ids=lambda x: str(x))
+def test_every_planted_mistake_is_caught_by_the_shadow(step_dir, n):
+    expect = bugs.describe(bugs.diff_paths(step_dir)[n])["shadow"]
+    ids = {rid for rid, _ in RULE_IDS}
+    words = expect.split()
+    assert words and (words[0] in ("check", "refused") or set(w for w in words if not w.startswith("--")) <= ids), \
+        f"{step_dir}/bugs/{n}.diff: shadow: {expect}"
+    path = H200_RUNS / f"{step_dir}.bug{n}.shadow.txt"
+    assert path.is_file(), f"no H200 shadow run of {step_dir}/bugs/{n}.diff: make mutation SHADOW=1 on the H200"
+    head, _, out = path.read_text().partition("\n")
+    code = int(re.search(r"exit (-?\d+)$", head)[1])
+    caught, shown = bugs.judge_shadow(expect, code, out)
+    assert caught, f"{path.name}: {shown}, want {expect}"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_no_false_alarm_in_the_recorded_shadow_runs(step_dir):
+    path = H200_RUNS / f"{step_dir}.shadow.txt"
+    assert path.is_file(), f"no H200 run of {step_dir}'s shadow build: make shadow FULL=1 on the H200"
+    head, _, out = path.read_text().partition("\n")
+    code = int(re.search(r"exit (-?\d+)$", head)[1])
+    out = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
+    v = evaluate(load_step(step_dir), out, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
+    assert v.status == "PASS" and not bugs.shadow_rules(out), f"{path.name}: {v.problems[:3]}"
