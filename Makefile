@@ -3,7 +3,17 @@
 # Steps are the NN_topic folders; each holds one NN_topic/topic.cu, built into
 # build/NN_topic. Adding a step means adding its folder, nothing here.
 
-NVCC      ?= nvcc
+# The CUDA toolkit: `make CUDA_HOME=/opt/cuda-13.0` names one, and its nvcc
+# builds; otherwise nvcc from PATH, else $CUDA_HOME/bin/nvcc (CUDA_HOME from
+# the environment, else /usr/local/cuda). `make NVCC=/path/to/nvcc` names the
+# compiler itself.
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(origin CUDA_HOME),command line)
+FOUND_NVCC := $(CUDA_HOME)/bin/nvcc
+else
+FOUND_NVCC := $(if $(shell command -v nvcc 2>/dev/null),nvcc,$(CUDA_HOME)/bin/nvcc)
+endif
+NVCC      ?= $(FOUND_NVCC)
 # The Hopper target. Only `make ARCH=...` changes it: an ARCH variable in the
 # environment (a common name) is ignored.
 ifneq ($(origin ARCH),command line)
@@ -32,7 +42,6 @@ SHADOW_FLAG := $(if $(filter 1,$(SHADOW)),-DTUTORIAL_SHADOW)
 ALL_FLAGS := $(TUTORIAL_FLAGS) $(SHADOW_FLAG) $(NVCCFLAGS)
 
 PYTHON    ?= python3
-CUDA_HOME ?= /usr/local/cuda
 VENV      ?= .venv
 VPY       := $(VENV)/bin/python
 BUILD     := build$(if $(SHADOW_FLAG),/shadow)
@@ -246,7 +255,7 @@ lab-dist:
 grade-class: $(FLAGS_STAMP)
 	@test -n "$(NN)" -a -n "$(DIR)" || { echo "usage: make grade-class NN=03 DIR=submissions/"; exit 2; }
 	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
-	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))"
+	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))" $(if $(PREBUILT),--prebuilt)
 
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
@@ -285,13 +294,14 @@ help:
 	@echo "                       SHADOW=1: every planted mistake in the shadow build, each naming its rule)"
 	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
 	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program alone, built and judged with this tutorial's files"
-	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR into DIR/grades_NN.csv"
+	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR: DIR/grades_NN.csv, DIR/logs_NN/"
 	@echo "  make compile-command-NN   the compiler command and link flags of step NN (the grader's)"
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
-	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL"
+	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL, PREBUILT=1 (grade-class),"
+	@echo "           CUDA_HOME (the toolkit), NVCC (the compiler)"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 
 clean:

@@ -47,3 +47,15 @@ sass_absent = {
     "copy_scalar": ["LDG.E.128*", "LDG.E.64*"],  # 4 bytes per thread, nothing wider
     "copy_scalar_x4": ["LDG.E.128*", "LDG.E.64*"],  # 4 bytes per load, nothing wider
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "the tile goes through shared memory (STS.128, then LDS.128) between two __syncthreads()",
+        "sass": {"staged_one": ["STS.128", "LDS.128"], "staged_batched": ["STS.128", "LDS.128"]},
+        "sass_count": {"staged_one": {"BAR.SYNC[.DEFER_BLOCKING]": 2}, "staged_batched": {"BAR.SYNC[.DEFER_BLOCKING]": 2}}},
+}

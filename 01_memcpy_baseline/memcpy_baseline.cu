@@ -166,30 +166,48 @@ static void part_gridstride(const Copy* c) {
 
 // ---- Staging through shared memory, and loads in flight ---------------------------
 // The classic staged copy: global -> registers -> shared -> global, one tile of
-// THREADS float4 (4 KiB) per iteration. Thread t stores element t of the tile
-// and then reads element t ^ 32, which another warp stored, so the data really
-// crosses threads through shared memory, as it does in every tiled kernel:
+// B x THREADS float4 per iteration. Thread t stores its elements of the tile
+// and then reads those of thread t ^ 32, which another warp stored, so the
+// data really crosses threads through shared memory, as it does in every
+// tiled kernel:
 //   1st __syncthreads: every element of the tile is in shared before any is read;
 //   2nd __syncthreads: every element has been read before the next tile's
 //                      stores overwrite the buffer.
 // Drop either one and `make check-01` may count wrong elements (a race can
 // pass by luck); `make sanitize-01` (racecheck) reports the hazard every time.
-// The load's result is needed by the very next instruction (STS), so each
-// thread has one 16-byte load in flight at a time.
-__global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ out, size_t n4) {
-    // LAB-BEGIN: a grid-stride loop over tiles of THREADS float4: each thread loads its own element into a __shared__ tile and stores its partner's (threadIdx.x ^ 32) to out; which two barriers, and why?
-    __shared__ float4 tile[THREADS];  // [THREADS] float4 = 4 KiB
+// All B loads of a thread are issued before the first store uses any of them,
+// so each thread has B 16-byte loads in flight at a time.
+template <int B>
+static __device__ __forceinline__ void staged_copy(const float4* __restrict__ in, float4* __restrict__ out,
+                                                   size_t n4) {
+    // LAB-BEGIN: a grid-stride loop over tiles of B x THREADS float4: each thread loads its B elements (all B loads first), stores them into a __shared__ tile and stores its partner's (threadIdx.x ^ 32) to out; which two barriers, and why?
+    __shared__ float4 tile[B * THREADS];  // [B][THREADS] float4 = B x 4 KiB
     const unsigned partner = threadIdx.x ^ 32;
-    for (size_t base = (size_t)blockIdx.x * THREADS; base < n4; base += (size_t)gridDim.x * THREADS) {
-        tile[threadIdx.x] = in[base + threadIdx.x];        // LDG.E.128 -> STS.128
-        SHADOW_WROTE(&tile[threadIdx.x], sizeof(float4));  // (the shadow build's race rule: who stored what)
-        __syncthreads();                                   // every slot is stored before any is read
-        SHADOW_READ(&tile[partner], sizeof(float4));
-        out[base + partner] = tile[partner];  // LDS.128 -> STG.E.128
-        __syncthreads();
+    for (size_t base = (size_t)blockIdx.x * B * THREADS; base < n4; base += (size_t)gridDim.x * B * THREADS) {
+        float4 r[B];
+#pragma unroll
+        for (int k = 0; k < B; ++k) r[k] = in[base + k * THREADS + threadIdx.x];  // B x LDG.E.128
+#pragma unroll
+        for (int k = 0; k < B; ++k) {
+            tile[k * THREADS + threadIdx.x] = r[k];                          // STS.128
+            SHADOW_WROTE(&tile[k * THREADS + threadIdx.x], sizeof(float4));  // (the shadow build's race rule)
+        }
+        __syncthreads();  // every slot is stored before any is read
+#pragma unroll
+        for (int k = 0; k < B; ++k) {
+            SHADOW_READ(&tile[k * THREADS + partner], sizeof(float4));
+            out[base + k * THREADS + partner] = tile[k * THREADS + partner];  // LDS.128 -> STG.E.128
+        }
+        __syncthreads();  // every slot is read before the next tile's stores overwrite it
     }
     // LAB-STUB: (void)in, (void)out, (void)n4;
     // LAB-END
+}
+
+// staged_one: one float4 per thread per tile. A thread's LDG result feeds the
+// very next instruction (STS), so each thread has one 16-byte load in flight.
+__global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ out, size_t n4) {
+    staged_copy<1>(in, out, n4);
 }
 
 // Batched: BATCH float4 per thread per tile, and all BATCH loads are issued
@@ -198,20 +216,7 @@ __global__ void staged_one(const float4* __restrict__ in, float4* __restrict__ o
 // per element: 4x the bytes in flight per thread. Registers hold the batch
 // (BATCH x 4 = 16 registers); the tile in shared memory is 16 KiB.
 __global__ void staged_batched(const float4* __restrict__ in, float4* __restrict__ out, size_t n4) {
-    __shared__ float4 tile[BATCH * THREADS];  // [BATCH][THREADS] float4 = 16 KiB
-    const unsigned partner = threadIdx.x ^ 32;
-    for (size_t base = (size_t)blockIdx.x * BATCH * THREADS; base < n4;
-         base += (size_t)gridDim.x * BATCH * THREADS) {
-        float4 r[BATCH];
-#pragma unroll
-        for (int k = 0; k < BATCH; ++k) r[k] = in[base + k * THREADS + threadIdx.x];  // 4 x LDG.E.128
-#pragma unroll
-        for (int k = 0; k < BATCH; ++k) tile[k * THREADS + threadIdx.x] = r[k];  // 4 x STS.128
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BATCH; ++k) out[base + k * THREADS + partner] = tile[k * THREADS + partner];
-        __syncthreads();
-    }
+    staged_copy<BATCH>(in, out, n4);
 }
 
 // Both staged kernels run twice: with a full GPU of blocks (8 per SM here),

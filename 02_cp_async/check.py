@@ -61,3 +61,16 @@ sass_absent = {
     "regs_staged": ["LDGSTS*"],
     "regs_prefetch<4>": ["LDGSTS*", "LDL*", "STL*"],  # plain loads; the register stages stay in registers
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    # pipeline<1> has no prologue: its only cp.async are the hole's
+    1: {"teaches": "the tile is issued with cp.async (LDGSTS), never loaded into registers and stored (LDG + STS)",
+        "sass": {"pipeline<1>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR"], "pipeline<4>": ["LDGSTS.E.BYPASS.128"]},
+        "sass_absent": {"pipeline<1>": ["STS.128"], "pipeline<4>": ["STS.128"], "pipeline_dynamic<4>": ["STS.128"]}},
+}

@@ -74,3 +74,14 @@ sass_fences = {
     "sum_tma": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
     "tile_load": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 1},
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "one TMA load (UTMALDG) of the box, on a barrier armed with its byte count (arrive.expect_tx: SYNCS.ARRIVE.TRANS64)",
+        "sass": {"tile_load": ["SYNCS.ARRIVE.TRANS64", "UTMALDG.2D"], "one_box": ["SYNCS.ARRIVE.TRANS64", "UTMALDG.2D"]}},
+}

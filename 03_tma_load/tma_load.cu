@@ -74,10 +74,19 @@ static uint32_t* expected_grid_boxes(const Matrix* m, uint32_t tiles, uint32_t t
 
 // ---- Part 1: one box per CTA -----------------------------------------------
 // CTA b loads box (b / tiles_x, b % tiles_x) of the matrix and copies it out.
+// load_box (parts 1, 3 and 5) arms the barrier for exactly the bytes the box
+// delivers (one byte more and the phase never completes) and issues the load.
 // The wait names parity 0, the barrier's first phase; parity 1 would name the
-// phase BEFORE the first one, which counts as complete, so a wait on it
-// returns at once. The barrier is armed for exactly the bytes the box
-// delivers: one byte more and the phase never completes.
+// phase BEFORE the first one, which counts as complete: it returns at once.
+static __device__ __forceinline__ void load_box(uint32_t* dst, const CUtensorMap* map, int32_t col0,
+                                                int32_t row0, uint64_t* bar, uint32_t bytes) {
+    // LAB-BEGIN: arm the barrier for the box's bytes, then load the box at (col0, row0) into dst with one TMA load (which coordinate comes first?)
+    mbar_arrive_expect_tx(bar, bytes);
+    tma_load_2d(dst, map, col0, row0, bar);  // coordinates: column first, then row
+    // LAB-STUB: (void)dst, (void)map, (void)col0, (void)row0, (void)bar, (void)bytes;
+    // LAB-END
+}
+
 __global__ void __launch_bounds__(THREADS)
     tile_load(const __grid_constant__ CUtensorMap map, uint32_t box_rows, uint32_t box_cols, uint32_t tiles_x,
               uint32_t* out) {
@@ -93,13 +102,7 @@ __global__ void __launch_bounds__(THREADS)
         mbar_fence_init();   // orders the init for the cluster (see mbarrier.cuh)
     }
     __syncthreads();  // barrier initialized and box poisoned, for everyone
-    if (threadIdx.x == 0) {
-        // LAB-BEGIN: arm the barrier for the box's bytes, then load this block's box with one TMA load (which coordinate comes first?)
-        mbar_arrive_expect_tx(&bar, bytes);
-        tma_load_2d(box, &map, col0, row0, &bar);  // coordinates: column first, then row
-        // LAB-STUB: (void)col0, (void)row0, (void)bytes;
-        // LAB-END
-    }
+    if (threadIdx.x == 0) load_box(box, &map, col0, row0, &bar, bytes);
     MBAR_WAIT(&bar, 0);
     copy_out(box, words, out + (size_t)blockIdx.x * words);
 }
@@ -218,10 +221,7 @@ __global__ void __launch_bounds__(THREADS) one_box(const __grid_constant__ CUten
     __shared__ __align__(8) uint64_t bar;
     poison_smem(box, bytes / 4);
     mbar_init_cta(&bar, 1, 1);
-    if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(&bar, bytes);
-        tma_load_2d(box, &map, col0, row0, &bar);
-    }
+    if (threadIdx.x == 0) load_box(box, &map, col0, row0, &bar, bytes);
     MBAR_WAIT(&bar, 0);
     copy_out(box, bytes / 4, out);
 }

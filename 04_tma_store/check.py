@@ -95,3 +95,14 @@ sass_order = {
                          "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x0"])],
                          "stop": "UBLKCP.G.S"}],
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "the stage goes back with a TMA store (UTMASTG), each stage reloaded only after the store's read wait",
+        "sass": {"tma_copy": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"], "copy_ring<false>": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"]}},
+}

@@ -243,6 +243,16 @@ __global__ void copy_ldg(const uint4* __restrict__ in, uint4* __restrict__ out, 
 static_assert(COPY_STAGES >= 2, "a stage is reloaded only after the next store is issued: 2 stages at least");
 #define COPY_BOX_WORDS (COPY_COLS * COPY_BOX_ROWS)
 
+// Stage s holds box `box` of the input: store it back through out_map, to
+// where it came from (tma_copy and copy_ring<false>).
+static __device__ __forceinline__ void store_box(const CUtensorMap* out_map, uint32_t* stage, uint32_t s,
+                                                 uint32_t box) {
+    // LAB-BEGIN: store stage s back through out_map, to where box `box` came from (a box is COPY_BOX_ROWS full rows): which coordinates, in which order?
+    tma_store_2d(out_map, 0, (int32_t)(box * COPY_BOX_ROWS), stage + s * COPY_BOX_WORDS);
+    // LAB-STUB: (void)out_map, (void)stage, (void)s, (void)box;
+    // LAB-END
+}
+
 __global__ void __launch_bounds__(32)
     tma_copy(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
              uint32_t nboxes, int schedule, uint32_t chunk, unsigned int* counter,
@@ -267,10 +277,7 @@ __global__ void __launch_bounds__(32)
     for (uint32_t k = 0; k < issued; ++k) {
         const uint32_t s = k % COPY_STAGES;
         if (!MBAR_WAIT(&full[s], (k / COPY_STAGES) & 1)) break;
-        // LAB-BEGIN: store stage s back through out_map, to where box box_of[s] came from (a box is COPY_BOX_ROWS full rows): which coordinates, in which order?
-        tma_store_2d(&out_map, 0, (int32_t)(box_of[s] * COPY_BOX_ROWS), stage + s * COPY_BOX_WORDS);
-        // LAB-STUB: asm volatile("" : : "r"(box_of[s]));  // keeps box_of in use until the store is written
-        // LAB-END
+        store_box(&out_map, stage, s, box_of[s]);
         bulk_commit_group();
         if (k >= 1 && issued == k - 1 + COPY_STAGES) {  // reload the stage store k - 1 used, if a box is left
             const uint32_t r = (k - 1) % COPY_STAGES, box = next_box(&sched, issued);
@@ -345,7 +352,7 @@ __global__ void __launch_bounds__(64)
         if (BULK)
             bulk_store(out + (size_t)box * COPY_BOX_WORDS, stage + s * COPY_BOX_WORDS, bytes);
         else
-            tma_store_2d(&out_map, 0, (int32_t)(box * COPY_BOX_ROWS), stage + s * COPY_BOX_WORDS);
+            store_box(&out_map, stage, s, box);
         bulk_commit_group();
         if (i >= 1) {
             bulk_wait_group_read<1>();  // store i - 1 has read its stage: free it

@@ -36,3 +36,15 @@ sass_fences = {
     "bank_patterns": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 1},
     "raw_load": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 1},
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    # bank_patterns loads its input tile from global memory with 32 LDG.E; the hole reads shared memory only
+    1: {"teaches": "element (t, k) is read where the TMA put it, in the swizzled tile in shared memory (LDS), not from global memory",
+        "sass_count": {"bank_patterns": {"LDG.E": 32}}},
+}

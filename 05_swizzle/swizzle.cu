@@ -275,17 +275,22 @@ static void part_rule(void) {
 // pattern). Every value read in the first sweep is stored and checked on the
 // host, so a wrong index (a swizzle slip, say) cannot pass; then the sweep
 // is timed `reps` times with clock64.
+static __device__ __forceinline__ float read_swizzled(const float* swz, uint32_t swz_base, uint32_t t,
+                                                      uint32_t k) {
+    // LAB-BEGIN: read element (row t, column k) of the 128B-swizzled tile: where did the TMA put it? (05_swizzle/swizzle.h; the base is absolute)
+    return swz[swizzle_element(swz_base, SWIZZLE_MODE_128B, t, k, 4, 128)];
+    // LAB-STUB: (void)swz_base;
+    // LAB-STUB: return swz[t * 32 + k];
+    // LAB-END
+}
+
 static __device__ __forceinline__ float read_pattern(int p, const float* plain, const float* pad,
                                                      const float* swz, uint32_t swz_base, uint32_t t,
                                                      uint32_t k) {
     if (p == 0) return plain[k * 32 + t];
     if (p == 1) return plain[t * 32 + k];
     if (p == 2) return pad[t * 33 + k];
-    // LAB-BEGIN: read element (row t, column k) of the 128B-swizzled tile: where did the TMA put it? (05_swizzle/swizzle.h; the base is absolute)
-    return swz[swizzle_element(swz_base, SWIZZLE_MODE_128B, t, k, 4, 128)];
-    // LAB-STUB: (void)swz_base;
-    // LAB-STUB: return swz[t * 32 + k];
-    // LAB-END
+    return read_swizzled(swz, swz_base, t, k);
 }
 
 __global__ void __launch_bounds__(32)

@@ -108,3 +108,15 @@ sass_order = {
         {"anchor": "STS.128", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMASTG.2D"},
     ],
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "each transposed box leaves with a TMA store (UTMASTG) through the output's map",
+        "sass": {"tma_naive": ["UTMASTG.2D"], "tma_swizzle": ["UTMASTG.2D"], "tma_swizzle_batched": ["UTMASTG.2D"],
+                 "tma_pipelined": ["UTMASTG.2D"]}},
+}

@@ -194,3 +194,18 @@ sass_order = {
     # send and recv written, fenced, then the cluster barrier, then the copy
     "dsmem_ring": [{"anchor": "UBLKCP.S.S", "before": ["UCGABAR_ARV", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "the box is reduced into global memory by the TMA (UTMAREDG), not by the threads' atomics",
+        "sass": {f"reduce_ops_tensor<(ReduceOp){k}>": ["UTMAREDG.2D*"] for k in range(8)},
+        "sass_absent": {f"reduce_ops_tensor<(ReduceOp){k}>": ["RED.E*", "ATOMG*"] for k in range(8)}},
+    2: {"teaches": "with MULTICAST one load writes the slice into every CTA of the cluster (UTMALDG.2D.MULTICAST); without, a plain load",
+        "sass": {"broadcast<true>": ["UTMALDG.2D.MULTICAST"], "broadcast<false>": ["UTMALDG.2D"]},
+        "sass_absent": {"broadcast<false>": ["UTMALDG.2D.MULTICAST"]}},
+}

@@ -99,3 +99,23 @@ sass_order = {
         {"anchor": "UTMACCTL.IV", "before": ["MEMBAR.ALL.GPU"], "stop": "STG.E*"},
     ],
 }
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    1: {"teaches": "the maps are retargeted in shared memory with tensormap.replace (address, two dims, the stride), then copied out with the release (cp_fenceproxy) and acquired",
+        "ptx_count": {"grouped_copy<0>": {"tensormap.replace.tile.global_address.shared::cta": 2,
+                                          "tensormap.replace.tile.global_dim.shared::cta": 4,
+                                          "tensormap.replace.tile.global_stride.shared::cta": 2,
+                                          "tensormap.cp_fenceproxy": 2, "fence.proxy.tensormap::generic.acquire.gpu": 2}}},
+    2: {"teaches": "the maps are retargeted where they are, in global memory (tensormap.replace .global), then one release fence and an acquire per map",
+        "ptx_count": {"grouped_copy<1>": {"tensormap.replace.tile.global_address.global": 2,
+                                          "tensormap.replace.tile.global_dim.global": 4,
+                                          "tensormap.replace.tile.global_stride.global": 2,
+                                          "fence.proxy.tensormap::generic.release.gpu": 1,
+                                          "fence.proxy.tensormap::generic.acquire.gpu": 2}}},
+}

@@ -368,6 +368,7 @@ static __device__ __forceinline__ void retarget_smem(const CUtensorMap* src_tmpl
 static __device__ __forceinline__ void retarget_global(CUtensorMap* slots, const GroupedCopy* p,
                                                        const Group* g, uint32_t later) {
     wait_stores_read_but(later);
+    // LAB-BEGIN: retarget both maps in slots[] (global memory) to group g: base address, dims 0 and 1, row stride in bytes; then the release that makes the edits visible to the TMA, and each map's acquire
     tmap_replace_address_global(&slots[0], p->src + g->offset);
     tmap_replace_address_global(&slots[1], p->dst + g->offset);
     for (int k = 0; k < 2; ++k) {
@@ -378,6 +379,8 @@ static __device__ __forceinline__ void retarget_global(CUtensorMap* slots, const
     tmap_release_gpu();
     tmap_acquire_gpu(&slots[0]);
     tmap_acquire_gpu(&slots[1]);
+    // LAB-STUB: (void)slots, (void)p, (void)g;
+    // LAB-END
 }
 
 // Box i of an item: load and store coordinates in its group.

@@ -33,7 +33,7 @@ perf_floors = {
     "splitk_red_v4": 0.844,
     "splitk_atomic_add": 0.844,
 }
-headline = "persistent_tma_store"
+headline = "persistent"
 # The lesson's claims, checked on every run: the ring pays over one buffer and over the best kernel with two
 # stages, the progression pays, ping-pong needs the banded order, and split-K pays on the K-heavy shape.
 perf_order = [("ring", "wgmma_sync"), ("persistent", "ring"), ("persistent", "ablate_stages_2"),
@@ -140,4 +140,20 @@ sass_order = {
     "gemm_ws<Config<0, 4, true, true, 2, 1, 2> >": [_RELEASE, *_REDUCE_EPILOGUE],
     "gemm_ws<Config<0, 4, true, true, 2, 1, 3> >": [_RELEASE],
     "gemm_ws<Config<0, 4, true, true, 2, 1, 4> >": [_RELEASE],
+}
+
+# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
+# of the kernels it lives in must show once it is filled. A fill that passes
+# the run without it bypasses what the hole teaches, and is graded MECHANISM.
+# Keys: "teaches" (said to the student), then any of sass / sass_absent /
+# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
+# instructions begin with the text) and build_log_absent (ptxas advisories).
+lab = {
+    # four MMAs per k-block (BK / K_STEP = 64 / 16), after wgmma.fence (WARPGROUP.ARRIVE); a fence ptxas had to
+    # add, or MMAs it had to serialize, show as its advisories in the build log
+    1: {"teaches": "a k-block is four wgmma (HGMMA.64x256x16) after one wgmma.fence, and ptxas repairs nothing",
+        "sass_count": {k: {"HGMMA.64x256x16.F32.BF16*": 4, "WARPGROUP.ARRIVE": 1}
+                       for k in ["gemm_ws<Config<0, 4, true, true, 2, 1, 0> >", "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >",
+                                 "wgmma_sync"]},
+        "build_log_absent": ["Potential Performance Loss", "injected .* by compiler"]},
 }

@@ -1,6 +1,8 @@
 """Every step builds, with no warnings, with the required flags, and is rebuilt
 when anything it includes, or a flag, changes."""
 
+import os
+import pathlib
 import re
 
 from conftest import REPO, STEP_DIRS, WARNING_RE, binary, run
@@ -91,3 +93,39 @@ def test_experiments_build():
     for flag in ("-O3", "-lineinfo", "-gencode arch=compute_90a,code=sm_90a", "-I.", "-Wall", "-Wextra",
                  "-warn-spills", "-warn-lmem-usage"):
         assert all(flag in c for c in cmd), f"missing {flag} in an experiment's build: {cmd}"
+
+
+def test_the_toolkit_is_found_from_cuda_home_or_nvcc():
+    # `make CUDA_HOME=...` and `make NVCC=...` name the compiler; with no nvcc on PATH, CUDA_HOME from the
+    # environment does (a course machine's module system sets it); otherwise nvcc from PATH.
+    def compiler(*args, env=None):
+        p = run(["make", "-s", "compile-command-03", *args], env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout.split()[0]
+    bare = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if not (pathlib.Path(d) / "nvcc").exists())
+    assert compiler("CUDA_HOME=/opt/cuda-x") == "/opt/cuda-x/bin/nvcc"
+    assert compiler("NVCC=/opt/y/nvcc") == "/opt/y/nvcc"
+    assert compiler(env=dict(os.environ, PATH=bare, CUDA_HOME="/opt/cuda-z")) == "/opt/cuda-z/bin/nvcc"
+    assert compiler(env=dict(os.environ, CUDA_HOME="/opt/cuda-z")) == "nvcc"  # nvcc on PATH wins over the environment
+
+
+def test_sanitize_runs_the_three_tools_by_default():
+    # tools/sanitize.sh: memcheck, racecheck and synccheck unless a step's program names its own tools
+    # (09: `// sanitize-tools: ...`, and the lesson says why).
+    script = (REPO / "tools" / "sanitize.sh").read_text()
+    default = re.search(r"for tool in \$\{tools:-([^}]*)\}", script)
+    assert default and default[1].split() == ["memcheck", "racecheck", "synccheck"], default
+    named = [p for p in REPO.glob("0*_*/*.cu") if "// sanitize-tools:" in p.read_text()]
+    assert [p.parent.name for p in named] == ["09_gemm"], named
+
+
+def test_check_nn_fails_when_the_step_fails_and_its_twins_pass(tmp_path):
+    # make check-NN checks the step, then its twins: a failing step fails it even if the twins pass last.
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\n# the step fails, its twins pass\ncase \"$2\" in */twins) exit 0;; *) exit 1;; esac\n")
+    fake.chmod(0o755)
+    p = run(["make", "check-03", f"PYTHON={fake}"])
+    assert p.returncode != 0, p.stdout + p.stderr
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    p = run(["make", "check-03", f"PYTHON={fake}"])
+    assert p.returncode == 0, p.stdout + p.stderr

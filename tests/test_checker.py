@@ -125,6 +125,17 @@ def test_every_deleted_deterministic_line_fails(step):
         fails(step, out.replace(victim + "\n", "", 1), want="differ from expected_output.txt")
 
 
+def test_reordered_deterministic_lines_fail(step):
+    # The expected output is compared in order, not as a set: two check lines swapped must fail.
+    out = expected(step)
+    checks = [ln for ln in out.splitlines() if ln.startswith("check  ")]
+    if len(checks) < 2:
+        pytest.skip("fewer than two check lines")
+    a, b = checks[0], checks[1]
+    swapped = out.replace(a, "\0").replace(b, a).replace("\0", b)
+    fails(step, swapped, want="differ from expected_output.txt")
+
+
 def test_changed_deterministic_value(step):
     out = mutate_first(expected(step), r"^(problem: \D*)(\d)", lambda m: m[1] + str((int(m[2]) + 1) % 10))
     fails(step, out, want="differ from expected_output.txt")

@@ -87,6 +87,8 @@ def test_a_planted_run_is_judged_by_its_named_lines():
            "check  bulk_load ..................... PASS  (0 of 9 wrong)\n")
     assert mutation.judge_run(out, 1, ["tiling"])[0] == "caught"
     assert mutation.judge_run(out, 1, ["bulk_*"])[0] == "MISSED"  # the aimed line passed
+    assert mutation.judge_run(out, 1, ["*"])[0] == "MISSED"  # one of the named lines failed, not all
+    assert mutation.judge_run(out, 1, ["tiling", "bulk_load"])[0] == "MISSED"
     assert mutation.judge_run(out, 0, ["tiling"])[0] == "MISSED"  # exit 0: nothing was caught
     assert mutation.judge_run(out, 1, ["nonesuch"])[0] == "STALE"  # the line is not printed
     assert mutation.judge_run("", 2, [], want=2)[0] == "caught"  # a refusal, where one is the catch

@@ -80,25 +80,40 @@ def test_result_tables_are_generated_and_current():
             assert "<!-- perf-table -->" in (REPO / d / "README.md").read_text()
 
 
-def test_result_table_check_catches_a_typed_number(tmp_path, monkeypatch):
-    # A copy of the docs with one generated number typed over: --check must
-    # report it, and a rewrite must put the recorded number back.
+def typed_over(tmp_path, monkeypatch, path: str, old: str, new: str) -> str:
+    """A copy of the docs with `old` typed over by `new` in `path`: --check must report it, a rewrite must put
+    the recorded text back. Returns the file as it was."""
     import shutil
     import sys
-    for d in STEP_DIRS:
+    for d in [*STEP_DIRS, "results", "labs"]:
         shutil.copytree(REPO / d, tmp_path / d)
-    shutil.copytree(REPO / "results", tmp_path / "results")
-    readme = (REPO / "README.md").read_text()
-    cell = re.search(r"<!-- result:01 -->(.*?)<!-- /result -->", readme, re.S)
-    assert cell and "% of memcpy" in cell[1], "step 01's result cell has no number"
-    (tmp_path / "README.md").write_text(readme.replace(cell[0], "<!-- result:01 -->99.9 % of memcpy<!-- /result -->"))
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    text = (REPO / path).read_text()
+    assert old in text, f"{path} has no {old!r}"
+    (tmp_path / path).write_text(text.replace(old, new))
     monkeypatch.setattr(results_table, "REPO", tmp_path)
     monkeypatch.setattr(results_table, "REFERENCE_CSV", tmp_path / "results" / results_table.REFERENCE_CSV.name)
     monkeypatch.setattr(sys, "argv", ["results_table.py", "--check"])
     assert results_table.main() == 1
     monkeypatch.setattr(sys, "argv", ["results_table.py"])
     assert results_table.main() == 0
+    return text
+
+
+def test_result_table_check_catches_a_typed_number(tmp_path, monkeypatch):
+    # README's step table: one generated number typed over.
+    cell = re.search(r"<!-- result:01 -->(.*?)<!-- /result -->", (REPO / "README.md").read_text(), re.S)
+    assert cell and "% of memcpy" in cell[1], "step 01's result cell has no number"
+    readme = typed_over(tmp_path, monkeypatch, "README.md", cell[0], "<!-- result:01 -->99.9 % of memcpy<!-- /result -->")
     assert (tmp_path / "README.md").read_text() == readme
+
+
+def test_result_table_refreshes_an_inline_number(tmp_path, monkeypatch):
+    # A lesson's inline number (<!-- v:NAME.KEY -->) typed over.
+    v = re.search(r"<!-- v:copy_tma\.pct -->(.*?)<!-- /v -->", (REPO / "04_tma_store" / "README.md").read_text())
+    assert v and v[1].endswith("%"), "lesson 04 quotes copy_tma's percent inline"
+    lesson = typed_over(tmp_path, monkeypatch, "04_tma_store/README.md", v[0], "<!-- v:copy_tma.pct -->77.7 %<!-- /v -->")
+    assert (tmp_path / "04_tma_store" / "README.md").read_text() == lesson
 
 
 def cuda_blocks(text):
@@ -206,7 +221,7 @@ def test_paths_named_in_docs_exist(doc):
 # reading, and the way on. Words are whitespace-separated tokens of the file
 # as it is read (code, tables and generated blocks count).
 CORE_WORDS, LESSON_WORDS = 2000, 6000
-TAIL_HEADINGS = ["## Exercises", "## Further reading"]
+TAIL_HEADINGS = ["## Takeaways", "## Exercises", "## Further reading"]
 
 
 def lesson_shape(text):
@@ -226,6 +241,23 @@ def lesson_shape(text):
 
 
 @pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_every_lesson_states_its_reading_time_and_its_takeaways(step_dir):
+    # Under its title, the minutes its core path and the whole lesson take (generated from its words:
+    # results_table.py, kept current by the --check test); before the exercises, 5-7 takeaways, each a
+    # measured fact (a number generated from results/) or a rule.
+    text = (REPO / step_dir / "README.md").read_text()
+    first = text.split("\n## ", 1)[0]
+    m = re.search(r"<!-- reading-time -->\*Reading time: the core path about (\d+) minutes, the whole lesson about (\d+)\.",
+                  first)
+    assert m and 5 <= int(m[1]) <= int(m[2]), f"{step_dir}: no reading time under the title"
+    take = text.split("\n## Takeaways\n", 1)[1].split("\n## ", 1)[0]
+    items = [ln for ln in take.splitlines() if ln.startswith("- ")]
+    assert 5 <= len(items) <= 7, f"{step_dir}: {len(items)} takeaways (5 to 7)"
+    measured = sum("<!-- v:" in ln for ln in items)
+    assert measured >= (0 if step_dir.startswith("05") else 1), f"{step_dir}: no takeaway carries a measured number"
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
 def test_lesson_opens_with_a_short_path_and_ends_with_the_way_on(step_dir):
     text = (REPO / step_dir / "README.md").read_text()
     core, headings, last = lesson_shape(text)
@@ -235,7 +267,7 @@ def test_lesson_opens_with_a_short_path_and_ends_with_the_way_on(step_dir):
     deep = [h for h in headings if h not in TAIL_HEADINGS]
     assert all(h.startswith("## Going further") for h in deep), \
         f"{step_dir}: after the core path every section is 'Going further': {deep}"
-    assert headings[-len(TAIL_HEADINGS):] == TAIL_HEADINGS, f"{step_dir}: ends with {TAIL_HEADINGS}, not {headings[-2:]}"
+    assert headings[-len(TAIL_HEADINGS):] == TAIL_HEADINGS, f"{step_dir}: ends with {TAIL_HEADINGS}, not {headings[-3:]}"
     later = STEP_DIRS[STEP_DIRS.index(step_dir) + 1:]
     want = f"](../{later[0]}/README.md)" if later else "](../README.md)"
     assert last.startswith("Next:") and want in last, f"{step_dir}: the last line is not 'Next: ...{want}': {last!r}"

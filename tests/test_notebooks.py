@@ -38,6 +38,8 @@ def texts(nb):
 
 def test_the_notebooks_exist():
     assert {p.name for p in NOTEBOOKS} >= {"bank_conflicts.ipynb", "swizzle.ipynb"}
+    listed = set(re.findall(r"\]\((\w+\.ipynb)\)", (REPO / "notebooks" / "README.md").read_text()))
+    assert listed == {p.name for p in NOTEBOOKS}, f"notebooks/README.md lists {sorted(listed)}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -314,6 +314,14 @@ static void maps(void) {
     sh_map_acquire(&t0, g->addr, g, 0);
     sh_map_check_use(&t0, g, g->addr);
     verdict("map_edited_released_acquired", "none");
+    sh_map_edit_global(&t0, g, &p);  // the acquire before the release pairs with nothing
+    sh_map_acquire(&t0, g->addr, g, 0);
+    sh_map_release(&t0, g);
+    sh_map_check_use(&t0, g, g->addr);
+    verdict("M3_acquired_before_the_release", "M3");
+    sh_map_acquire(&t0, g->addr, g, 0);
+    sh_map_check_use(&t0, g, g->addr);
+    verdict("map_acquired_after_the_release", "none");
     // a map the host wrote: acquire.sys
     sh_map_acquire(&t0, 0x9000, NULL, 0);
     sh_map_check_use(&t0, NULL, 0x9000);

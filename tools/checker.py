@@ -21,6 +21,8 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
                  wait with its exact count before a buffer is rewritten, a wgmma wait before a stage is
                  handed back
     profile      what `make profile-NN` measures with ncu      (tools/ncu_profile.py)
+    lab          {hole k: {"teaches": ..., rules}}: what the kernels of lab hole NN.k must show in
+                 their machine code once it is filled (tools/lab.py grades a fill without it MECHANISM)
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
 is FAIL; then every rule, each failure reported with what was expected.
@@ -47,7 +49,9 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
 RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "fences", "sass_fences",
-             "sass_order", "profile"}
+             "sass_order", "profile", "lab"}
+# A lab hole's mechanism rules (tools/lab.py): what the machine code of its kernels must show once it is filled.
+LAB_KEYS = {"teaches", "sass", "sass_absent", "sass_count", "ptx_count", "build_log_absent"}
 
 
 @dataclasses.dataclass
@@ -65,6 +69,7 @@ class Step:
     sass_fences: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     sass_order: dict[str, list[tuple]] = dataclasses.field(default_factory=dict)
     profile: dict | None = None
+    lab: dict[int, dict] = dataclasses.field(default_factory=dict)  # hole k (lab NN.k) -> its mechanism rules
 
     @property
     def folder(self) -> pathlib.Path:
@@ -100,6 +105,11 @@ def load_step(step_dir: str) -> Step:
         step = Step(name=step_dir, **values)
     except TypeError as e:
         raise ValueError(f"{step_dir}/check.py: {e}") from e
+    for k, rules in step.lab.items():
+        bad = set(rules) - LAB_KEYS
+        if not isinstance(k, int) or bad or not rules.get("teaches") or len(rules) < 2:
+            raise ValueError(f"{step_dir}/check.py: lab[{k!r}] needs 'teaches' and at least one rule "
+                             f"(keys: {sorted(LAB_KEYS)}){f'; unknown {sorted(bad)}' if bad else ''}")
     # Every name a rule uses must be a PERF line the floors declare: a typo
     # would otherwise make the rule skip silently.
     named = [n for pair in step.perf_order for n in pair]

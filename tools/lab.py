@@ -43,7 +43,9 @@ import concurrent.futures
 import csv
 import dataclasses
 import difflib
+import hashlib
 import io
+import json
 import os
 import pathlib
 import re
@@ -65,7 +67,9 @@ END = re.compile(r"^\s*// LAB-END\s*$")
 BUNDLE_MARK = REPO / ".lab-bundle"
 HANDED_OUT = REPO / "labs" / "handed_out"
 GRADE_BUILD = REPO / "build" / "grade"
-VERDICT_EXIT = {"PASS": 0, "FAIL": 1, "UNFILLED": 1, "EDITED": 1, "NO-BUILD": 2, "SKIP": 77, "TIMEOUT": 124}
+# Every verdict, in the order the grader decides them (the first that applies is the grade), with its exit code.
+VERDICT_EXIT = {"NO-BUILD": 2, "EDITED": 1, "UNFILLED": 1, "MECHANISM": 1, "TIMEOUT": 124, "SKIP": 77, "FAIL": 1,
+                "RACE": 1, "PROTOCOL": 1, "PASS": 0}
 # Files of a step folder whose edit would change how a submission is judged or built.
 GUARDED = re.compile(r"^(check\.py|expected_output\.txt|.*\.(cuh|h))$")
 
@@ -149,6 +153,61 @@ def solution_lines(text: str) -> dict[str, int]:
     return out
 
 
+# ---- answers up to renamed variables ------------------------------------------------------------------------------
+# A hole's answer must appear nowhere else a student can read, not even with other names: a neighbouring kernel that
+# does the same with its own variables is the answer one paste away. Code is compared as tokens, comments dropped,
+# every identifier that is not the tutorial's or CUDA's vocabulary (a wrapper, a keyword, a type, a builtin, a
+# member name) replaced by `$`: `tma_load_2d(box, &map, col0, row0, &bar)` is `tma_load_2d ( $ , & $ , $ , $ , & $ )`.
+TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[A-Za-z_]\w*|\d[\w.]*|->|::|<<|>>|&&|\|\||[-+*/%<>=!&|^]=|\+\+|--|\S')
+VOCABULARY = set("""
+    alignas alignof asm auto bool break case char const constexpr continue default do double else enum extern false
+    float for goto if inline int long return short signed sizeof static static_assert static_cast struct switch
+    template true typedef typename union unsigned using void volatile while reinterpret_cast const_cast nullptr
+    int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t float2 float4 uint2 uint4 int2 int4
+    threadIdx blockIdx blockDim gridDim warpSize __shared__ __device__ __global__ __forceinline__ __restrict__
+    __align__ pragma unroll""".split())
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def vocabulary() -> set[str]:
+    """The names a kernel may share with the answer and still be another kernel: every function, macro and
+    template the tutorial's sources call or define (its wrappers, CUDA's intrinsics), besides VOCABULARY."""
+    names = set(VOCABULARY)
+    sources = [p for d in ["common", *step_dirs()] for p in (REPO / d).rglob("*")
+               if p.suffix in (".cu", ".cuh", ".h") and "twins" not in p.parts]
+    for p in sources:
+        code = strip_comments(p.read_text())
+        names |= set(re.findall(r"\b([A-Za-z_]\w*)\(", code))  # called or defined, macros included
+        names |= set(re.findall(r"\b([A-Za-z_]\w*)<[^;<>()]*>\(", code))  # templates: tmap_replace_dim<0>(
+    return names
+
+
+def shape(text: str, names: set[str]) -> list[str]:
+    """The code's tokens with every identifier outside `names` (and not after . or ->) replaced by `$`. In
+    Markdown and diffs a line's leading + or - (a diff's mark) is dropped first."""
+    text = re.sub(r"^[+-](?![+-])", " ", text, flags=re.M)
+    toks = TOKEN.findall(strip_comments(text))
+    return ["$" if re.match(r"[A-Za-z_]", t) and t not in names and not (i and toks[i - 1] in (".", "->")) else t
+            for i, t in enumerate(toks)]
+
+
+def answer_shapes(program: str, names: set[str]) -> list[list[str]]:
+    """Each hole's answer (its lines, stubs left out) as shape() tokens."""
+    lines = program.splitlines()
+    return [shape("\n".join(ln for ln in lines[first + 1:end] if not STUB.match(ln)), names)
+            for first, end, _, _, _ in holes(program)]
+
+
+def pasted_answers(text: str, answers: dict[str, list[str]], names: set[str]) -> list[str]:
+    """The holes (NN.k) whose whole answer, up to renamed variables, stands somewhere in `text`."""
+    flat = " " + " ".join(shape(text, names)) + " "
+    return [k for k, a in answers.items() if " " + " ".join(a) + " " in flat]
+
+
 def scrub_lesson(text: str, step: str, program: str) -> str:
     """The lesson as a student copy shows it: a line that quotes a hole's solution (in a code or a diff
     block) becomes that hole's TODO line, so the copy shows the hole and not the answer."""
@@ -229,32 +288,105 @@ def handed_out_file(step: str, name: str) -> str | None:
     return student_file(p, step) if p.is_file() else None
 
 
-def outside_edits(copy: str, spans: list[tuple[int, int]], submitted: str) -> list[str]:
-    """Every change of the submitted program outside its holes, as 'line N: ...' of the copy as handed out.
-    Inside a hole (its TODO line, its stubs, and just before or after them) anything goes."""
-    a, b = [ln.rstrip() for ln in copy.splitlines()], [ln.rstrip() for ln in submitted.splitlines()]
-    in_hole = lambda i: any(f <= i <= l for f, l in spans)  # noqa: E731
-    at_hole = lambda i: any(f <= i <= l + 1 for f, l in spans)  # noqa: E731
-    edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+def code_lines(text: str) -> list[tuple[int, str]]:
+    """(0-based line, its code) for every line that holds code: comments dropped (// and /* */, not inside a
+    string), its tokens one space apart. An edit of whitespace or of a comment changes none of them."""
+    out, code, in_block, line = [], [], False, 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if in_block:
+            if text.startswith("*/", i):
+                in_block, i = False, i + 2
+                code.append(" ")
+                continue
+            if c == "\n":
+                out.append((line, squash("".join(code))))
+                code, line = [], line + 1
+            i += 1
+        elif c in "\"'":  # a literal, copied whole (escapes included)
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            code.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            in_block, i = True, i + 2
+        elif c == "\n":
+            out.append((line, squash("".join(code))))
+            code, line = [], line + 1
+            i += 1
+        else:
+            code.append(c)
+            i += 1
+    out.append((line, squash("".join(code))))
+    # token by token: `x=1 ;` and `x = 1;` are the same code
+    return [(ln, " ".join(TOKEN.findall(s))) for ln, s in out if s]
+
+
+def show_change(old: str, new: str, width: int = 36) -> str:
+    """Where two lines of code differ, with some context either side: the changed characters always show."""
+    p = 0
+    while p < min(len(old), len(new)) and old[p] == new[p]:
+        p += 1
+    s = 0
+    while s < min(len(old), len(new)) - p and old[-1 - s] == new[-1 - s]:
+        s += 1
+    a = max(0, p - width)
+
+    def cut(t: str) -> str:
+        end = min(len(t), len(t) - s + width)
+        return ("..." if a else "") + t[a:end] + ("..." if end < len(t) else "")
+    return f"{cut(old)!r} -> {cut(new)!r}"
+
+
+def compare_with_copy(copy: str, spans: list[tuple[int, int]], submitted: str) -> tuple[list[str], list[int]]:
+    """(every change of the submitted program outside its holes, as 'line N ...' of the copy as handed out;
+    the holes, 0-based, that it left as they were). Whitespace and comments are not code: editing them is
+    neither an edit outside a hole nor a fill. Inside a hole (its TODO line, its stubs, and lines added
+    just before or after them) anything goes."""
+    a, b = code_lines(copy), code_lines(submitted)
+    # Hole k covers the code lines from `first[k]` (its first stub) up to, not including, `end[k]`.
+    first = [sum(1 for ln, _ in a if ln < f) for f, _ in spans]
+    end = [sum(1 for ln, _ in a if ln <= l) for _, l in spans]
+    hole_of = lambda i: next((k for k in range(len(spans)) if first[k] <= i < end[k]), None)  # noqa: E731
+    edits, touched = [], set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, [s for _, s in a], [s for _, s in b],
+                                                       autojunk=False).get_opcodes():
         if tag == "equal":
             continue
+        if i1 == i2:  # lines added: in a hole if they touch one (just before, inside or just after it)
+            at = [k for k in range(len(spans)) if first[k] <= i1 <= end[k]]
+            touched.update(at)
+            if not at:
+                line = a[i1][0] + 1 if i1 < len(a) else len(copy.splitlines()) + 1
+                edits.append(f"lines added before line {line}: {b[j1][1][:72]!r}")
+            continue
         for i in range(i1, i2):
-            if not in_hole(i):
-                edits.append(f"line {i + 1} {'deleted' if tag == 'delete' else 'changed'}: {a[i].strip()[:60]!r}")
-        if tag == "insert" and not at_hole(i1):
-            edits.append(f"lines added before line {i1 + 1}: {b[j1].strip()[:60]!r}")
-    return edits
+            k = hole_of(i)
+            if k is not None:
+                touched.add(k)
+            elif tag == "replace" and j1 + (i - i1) < j2:
+                edits.append(f"line {a[i][0] + 1} changed: {show_change(a[i][1], b[j1 + (i - i1)][1])}")
+            else:
+                edits.append(f"line {a[i][0] + 1} deleted: {a[i][1][:72]!r}")
+        if tag == "replace" and j2 - j1 > i2 - i1 and hole_of(i2 - 1) is None and not any(
+                first[k] <= i2 <= end[k] for k in range(len(spans))):
+            edits.append(f"lines added before line {a[i2][0] + 1 if i2 < len(a) else len(copy.splitlines()) + 1}: "
+                         f"{b[j1 + i2 - i1][1][:72]!r}")
+    return edits, [k for k in range(len(spans)) if k not in touched]
+
+
+def outside_edits(copy: str, spans: list[tuple[int, int]], submitted: str) -> list[str]:
+    return compare_with_copy(copy, spans, submitted)[0]
 
 
 def untouched_holes(copy: str, spans: list[tuple[int, int]], submitted: str, step: str) -> list[str]:
-    """The holes (NN.k) the submission left exactly as handed out."""
-    a, b = [ln.rstrip() for ln in copy.splitlines()], [ln.rstrip() for ln in submitted.splitlines()]
-    touched = set()
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            touched |= {k for k, (f, l) in enumerate(spans) if (i1 <= l and i2 > f) or (i1 == i2 and f <= i1 <= l + 1)}
-    return [f"{step[:2]}.{k + 1}" for k in range(len(spans)) if k not in touched]
+    """The holes (NN.k) the submission left as handed out (whitespace and comments aside)."""
+    return [f"{step[:2]}.{k + 1}" for k in compare_with_copy(copy, spans, submitted)[1]]
 
 
 # ---- grading ----------------------------------------------------------------------------------------------------
@@ -268,10 +400,22 @@ class Grade:
     verdict: str = ""
     detail: str = ""
     lines: list[str] = dataclasses.field(default_factory=list)  # the report, a line per checked part
+    tests: list[dict] = dataclasses.field(default_factory=list)  # results.json: name, status, output
+    work: pathlib.Path | None = None  # the build and the logs
 
     @property
     def exit_code(self) -> int:
         return VERDICT_EXIT[self.verdict]
+
+    def test(self, name: str, ok: bool | None, output: str = "") -> bool:
+        """Record one test (None: not run); returns ok."""
+        self.tests.append({"name": name, "status": {True: "passed", False: "failed", None: "skipped"}[ok],
+                           "output": output})
+        return bool(ok)
+
+    def set(self, verdict: str, detail: str) -> None:
+        if not self.verdict:
+            self.verdict, self.detail = verdict, detail
 
 
 def find_program(submission: pathlib.Path, step: str) -> pathlib.Path | None:
@@ -285,7 +429,7 @@ def find_program(submission: pathlib.Path, step: str) -> pathlib.Path | None:
 
 def build_command(step: str) -> tuple[list[str], list[str]]:
     """The compiler with the Makefile's flags, and the step's link flags: asked from make, so that they are
-    the ones `make build-NN` uses (NVCCFLAGS, MBAR_TIMEOUT_NS and ARCH included)."""
+    the ones `make build-NN` uses (NVCC or CUDA_HOME, NVCCFLAGS, MBAR_TIMEOUT_NS and ARCH included)."""
     p = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO), f"compile-command-{step[:2]}"],
                        capture_output=True, text=True)
     lines = p.stdout.splitlines()
@@ -294,38 +438,126 @@ def build_command(step: str) -> tuple[list[str], list[str]]:
     return shlex.split(lines[0]), shlex.split(lines[1])
 
 
+def compile_program(nvcc: list[str], src: pathlib.Path, out: pathlib.Path, link: list[str], log: pathlib.Path,
+                    extra: tuple[str, ...] = ()) -> str:
+    """Builds src alone against this repository's headers; '' or the compiler's first error."""
+    p = subprocess.run([*nvcc, *extra, f"-I{REPO}", str(src), "-o", str(out), *link], cwd=REPO,
+                       capture_output=True, text=True)
+    log.write_text(p.stdout + p.stderr)
+    if p.returncode == 0:
+        return ""
+    first = next((ln for ln in (p.stdout + p.stderr).splitlines() if "error" in ln), f"see {log}")
+    return first.replace(str(src.parent.parent) + "/", "").strip() or "the build failed"
+
+
+def hole_kernels(rules: dict) -> list[str]:
+    """The kernels a hole's rules name, in order."""
+    return list(dict.fromkeys(k for key in ("sass", "sass_absent", "sass_count", "ptx_count") for k in rules.get(key, {})))
+
+
+def mechanism(step: str, binary: pathlib.Path, source: pathlib.Path, build_log: str, nvcc: list[str]) -> dict[int, list[str]]:
+    """{hole k: the problems of its mechanism rules (check.py's lab), 'kernel: no UTMASTG.2D' ...}: the
+    machine code of the student's binary (and, for ptx_count, the PTX of the student's source)."""
+    import sass  # noqa: PLC0415: needs cuobjdump, only a grade asks for it
+    rules, functions, ptx = load_step(step).lab, sass.dump_sass(binary), None
+    found = {}
+    for k, r in sorted(rules.items()):
+        problems = []
+        for kernel, _, miss in sass.check_sass(functions, r.get("sass", {}), r.get("sass_absent"), r.get("sass_count")):
+            problems += [f"{kernel}: not in the program"] if miss is None else [f"{kernel}: {m}" for m in miss]
+        if r.get("ptx_count"):
+            ptx = ptx if ptx is not None else sass.dump_ptx(source, nvcc[0])
+            for kernel, want in r["ptx_count"].items():
+                f = sass.kernel_function(ptx, kernel)
+                for text, n in want.items():
+                    got = sum(ln.startswith(text) for ln in ptx.get(f, [])) if f else 0
+                    if got != n:
+                        problems.append(f"{kernel}: {got} x {text} in the PTX, want {n}")
+        for rx in r.get("build_log_absent", []):
+            hit = next((ln.strip() for ln in build_log.splitlines() if re.search(rx, ln)), None)
+            if hit:
+                problems.append(f"ptxas: {hit[:140]}")
+        found[k] = problems
+    return found
+
+
+def submission_key(step: str, submission: pathlib.Path, nvcc: list[str], link: list[str]) -> str:
+    """What a prepared build depends on: the student's files and the compiler's flags (not its path)."""
+    h = hashlib.sha1(" ".join([*nvcc[1:], "|", *link]).encode())
+    for f in sorted((submission / step).glob("*")) + sorted(submission.glob("*.cu")):
+        if f.is_file():
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def prepared(step: str, submission: pathlib.Path, work: pathlib.Path, nvcc: list[str], link: list[str]) -> Grade | None:
+    """The Grade prepare() left in `work` for this very submission and flags, with its binaries; else None."""
+    try:
+        saved = json.loads((work / "prepared.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if saved.get("key") != submission_key(step, submission, nvcc, link):
+        return None
+    if not saved["verdict"] and not all((work / b).is_file() for b in ("program", "program.shadow")):
+        return None
+    return Grade(submission.name, step, verdict=saved["verdict"], detail=saved["detail"], lines=saved["lines"],
+                 tests=saved["tests"], work=work)
+
+
 def prepare(step: str, submission: pathlib.Path, work: pathlib.Path, nvcc: list[str], link: list[str]) -> Grade:
-    """Everything before the run: the static verdicts (NO-BUILD, EDITED, UNFILLED) and the build. The binary is
-    work/program. Runs on any machine; only the run needs the GPU."""
-    g = Grade(submission.name, step)
+    """Everything before the runs: the static verdicts (NO-BUILD, EDITED, UNFILLED, MECHANISM) and both builds,
+    work/program and work/program.shadow. Runs on any machine; only the runs need the GPU. These verdicts are
+    final on a machine with no GPU. What it found is saved (work/prepared.json), so that `grade-class
+    --prebuilt` can run on a GPU machine what another machine built."""
+    g = prepare_here(step, submission, work, nvcc, link)
+    (work / "prepared.json").write_text(json.dumps({"key": submission_key(step, submission, nvcc, link),
+                                                    "verdict": g.verdict, "detail": g.detail, "lines": g.lines,
+                                                    "tests": g.tests}))
+    return g
+
+
+def prepare_here(step: str, submission: pathlib.Path, work: pathlib.Path, nvcc: list[str], link: list[str]) -> Grade:
+    g = Grade(submission.name, step, work=work)
+    shutil.rmtree(work, ignore_errors=True)
+    (work / step).mkdir(parents=True)
     program = find_program(submission, step)
-    if program is None:
-        g.verdict, g.detail = "NO-BUILD", f"no {step}/{step_program(step).name} in the submission"
+    if not g.test("the program is there", program is not None, f"{step}/{step_program(step).name}"):
+        g.set("NO-BUILD", f"no {step}/{step_program(step).name} in the submission")
         return g
     copy, spans = handed_out(step)
     submitted = program.read_text(errors="replace")
-    edits = outside_edits(copy, spans, submitted)
+    edits, untouched = compare_with_copy(copy, spans, submitted)
     folder = program.parent
     changed = [f.name for f in sorted(folder.iterdir()) if f.is_file() and GUARDED.match(f.name)
                and handed_out_file(step, f.name) is not None and f.read_text(errors="replace") != handed_out_file(step, f.name)]
     # Built alone: the program is copied into an empty folder, so its includes ("03_tma_load/...") resolve in
     # this repository, never in the submission.
-    shutil.rmtree(work, ignore_errors=True)
-    (work / step).mkdir(parents=True)
     src = work / step / program.name
     src.write_text(submitted)
-    p = subprocess.run([*nvcc, f"-I{REPO}", str(src), "-o", str(work / "program"), *link], cwd=REPO,
-                       capture_output=True, text=True)
-    (work / "build.log").write_text(p.stdout + p.stderr)
-    if p.returncode != 0:
-        first = next((ln for ln in (p.stdout + p.stderr).splitlines() if "error" in ln), "see build.log")
-        g.verdict, g.detail = "NO-BUILD", first.replace(str(work) + "/", "").strip()
-    elif edits or changed:
-        g.verdict = "EDITED"
-        g.detail = "; ".join(([f"{', '.join(changed)} changed (graded with the tutorial's own)"] if changed else [])
-                             + edits[:3] + ([f"and {len(edits) - 3} more"] if len(edits) > 3 else []))
-    elif untouched := untouched_holes(copy, spans, submitted, step):
-        g.verdict, g.detail = "UNFILLED", f"hole {', '.join(untouched)} as handed out"
+    error = compile_program(nvcc, src, work / "program", link, work / "build.log")
+    if not g.test("it builds", not error, error):
+        g.set("NO-BUILD", error)
+        return g
+    outside = ([f"{', '.join(changed)} changed (graded with the tutorial's own)"] if changed else []) + edits
+    if not g.test("nothing changed outside the holes", not outside, "\n".join(outside)):
+        g.set("EDITED", "; ".join(outside[:3] + ([f"and {len(outside) - 3} more"] if len(outside) > 3 else [])))
+    names = [f"{step[:2]}.{k + 1}" for k in untouched]
+    if not g.test("every hole filled", not untouched, f"hole {', '.join(names)} as handed out" if names else ""):
+        g.set("UNFILLED", f"hole {', '.join(names)} as handed out")
+    if g.verdict:
+        return g
+    rules = load_step(step).lab
+    for k, problems in mechanism(step, work / "program", src, (work / "build.log").read_text(), nvcc).items():
+        kernels = ", ".join(hole_kernels(rules[k]))
+        if not g.test(f"mechanism {step[:2]}.{k} ({kernels})", not problems,
+                      ("\n".join(problems) + f"\nthe hole teaches: {rules[k]['teaches']}") if problems else ""):
+            g.set("MECHANISM", f"hole {step[:2]}.{k}: {'; '.join(problems[:3])} (it teaches: {rules[k]['teaches']})")
+    if g.verdict:
+        return g
+    error = compile_program(nvcc, src, work / "program.shadow", link, work / "build.shadow.log", ("-DTUTORIAL_SHADOW",))
+    if error:  # the student's code builds, but not with the shadow's hooks: the tutorial's fault, said as such
+        g.test("the shadow build builds", False, error)
+        g.set("NO-BUILD", f"the shadow build (-DTUTORIAL_SHADOW) does not build: {error}")
     return g
 
 
@@ -348,6 +580,7 @@ def judge(g: Grade, out: str, err: str, code: int) -> Grade:
         else:
             g.lines.append(f"  part {m['name']:<32} FAILED ({m['wrong']} of {m['total']} wrong)")
             first_bad = first_bad or f"{m['name']}: {m['wrong']} of {m['total']} wrong"
+        g.test(f"part {m['name']}", m["verdict"] == "PASS", lines[i + 1].strip() if hung else ln)
     if code == 124:
         run_verdict, detail = "TIMEOUT", err.strip()
     else:
@@ -355,6 +588,8 @@ def judge(g: Grade, out: str, err: str, code: int) -> Grade:
         v = evaluate(step, out, code, step.expected_path.read_text(), err)
         run_verdict = {0: "PASS", 1: "FAIL", 77: "SKIP"}[EXIT[v.status]]
         detail = first_bad or (v.problems[0].splitlines()[0] if v.problems else "")
+    g.test("the run: every rule of the step", {"PASS": True, "SKIP": None}.get(run_verdict, False),
+           f"{run_verdict}{': ' + detail if detail else ''}")
     if not g.verdict:
         g.verdict, g.detail = run_verdict, detail
     else:
@@ -362,21 +597,124 @@ def judge(g: Grade, out: str, err: str, code: int) -> Grade:
     return g
 
 
+def sanitizer() -> str | None:
+    found = shutil.which("compute-sanitizer")
+    home = pathlib.Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "compute-sanitizer"
+    return found or (str(home) if home.is_file() else None)
+
+
+def sanitize_tools(step: str) -> list[str]:
+    """The step's sanitizer tools (its program's `// sanitize-tools:` line, else all three)."""
+    listed = re.search(r"^// sanitize-tools: (.+)$", step_program(step).read_text(), re.M)
+    return listed[1].split() if listed else ["memcheck", "racecheck", "synccheck"]
+
+
+def sanitizer_findings(out: str, code: int) -> tuple[list[str], str, bool]:
+    """(the errors compute-sanitizer reported, its summary line, clean?). Clean: exit 0 (it ran with
+    --error-exitcode 1) and a summary of 0 errors; racecheck's warnings alone are shown, not failed."""
+    lines = [ln[len("========= "):].strip() for ln in out.splitlines() if ln.startswith("========= ")]
+    summary = next((ln for ln in lines if re.match(r"(ERROR|RACECHECK) SUMMARY:", ln)), "")
+    errors = re.search(r"SUMMARY: (?:\d+ hazards? displayed \()?(\d+) errors?", summary)
+    found = [ln for ln in lines if re.match(r"(Error|Invalid|Barrier error|Race reported)", ln)]
+    return found, summary, code == 0 and errors is not None and int(errors[1]) == 0
+
+
+def race_and_protocol(g: Grade, timeout: float) -> Grade:
+    """After a passing run: the step's sanitizer tools on --quick, restricted to the holes' kernels (RACE), then
+    the shadow build on --quick (PROTOCOL): a hazard the hardware hid on this run is still a mistake."""
+    work, rules = g.work, load_step(g.step).lab
+    kernels = list(dict.fromkeys(re.match(r"\w+", k)[0] for r in rules.values() for k in hole_kernels(r)))
+    tool_path = sanitizer()
+    for tool in sanitize_tools(g.step):
+        name = f"compute-sanitizer {tool} on {', '.join(kernels)} (--quick)"
+        if tool_path is None:
+            g.test(name, None, "compute-sanitizer not found (PATH, CUDA_HOME/bin)")
+            g.set("SKIP", "compute-sanitizer not found: set CUDA_HOME or PATH; not a grade")
+            return g
+        filters = [a for k in kernels for a in ("--kernel-name", f"kns={k}")]
+        args = ["--tool", tool, "--report-api-errors", "no", "--error-exitcode", "1"]
+        out, err, code = run_program(pathlib.Path(tool_path), timeout * 2, [*args, *filters, str(work / "program"), "--quick"])
+        if "Internal Sanitizer Error" in out:
+            # compute-sanitizer 2025.3 (CUDA 13.0) fails this way on step 07 with a kernel filter ("failed to
+            # handle a hardware exception"), and not without one: then every kernel is checked, as make sanitize-NN does
+            name = f"compute-sanitizer {tool} on every kernel (--quick; with the holes' kernels alone it failed)"
+            out, err, code = run_program(pathlib.Path(tool_path), timeout * 2, [*args, str(work / "program"), "--quick"])
+        (work / f"{tool}.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
+        if code == 77:
+            g.test(name, None, "no Hopper GPU")
+            g.set("SKIP", "no Hopper GPU here (never a pass)")
+            return g
+        found, summary, ok = sanitizer_findings(out, code)
+        g.test(name, ok, "\n".join(found[:5] + [summary]) if not ok else summary)
+        g.lines.append(f"  {tool:<37} {'clean' if ok else 'FOUND ' + (found[0] if found else summary or f'exit {code}')[:110]}")
+        if not ok:
+            g.set("RACE", f"{tool}: {(found[0] if found else summary or f'exit {code}')[:160]} (kernels {', '.join(kernels)})")
+            return g
+    out, err, code = run_program(work / "program.shadow", timeout, ["--quick"])
+    (work / "shadow.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
+    reports = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("shadow:")]
+    if code == 77:
+        g.test("the shadow build (--quick)", None, "no Hopper GPU")
+        g.set("SKIP", "no Hopper GPU here (never a pass)")
+    elif reports:
+        g.test("the shadow build (--quick)", False, "\n".join(reports[:5]))
+        g.lines.append(f"  {'shadow build':<37} {reports[0][:120]}")
+        g.set("PROTOCOL", reports[0][len("shadow: "):][:220])
+    elif code != 0:
+        bad = next((ln for ln in out.splitlines() if CHECK_RE.match(ln) and " FAIL " in ln), f"exit {code}")
+        g.test("the shadow build (--quick)", False, bad)
+        g.set("FAIL", f"the shadow build's --quick run: {bad}")
+    else:
+        g.test("the shadow build (--quick)", True, "no protocol rule broken")
+        g.lines.append(f"  {'shadow build':<37} no protocol rule broken")
+    return g
+
+
+def run_and_judge(g: Grade, timeout: float) -> Grade:
+    """The runs after prepare(): the program (FAIL, TIMEOUT, SKIP), then, if it passed, RACE and PROTOCOL."""
+    out, err, code = run_program(g.work / "program", timeout, [])
+    (g.work / "run.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
+    judge(g, out, err, code)
+    if g.verdict == "PASS":
+        g.verdict = ""
+        race_and_protocol(g, timeout)
+        g.set("PASS", "")
+    return g
+
+
 def grade_one(step: str, submission: pathlib.Path, timeout: float, nvcc: list[str], link: list[str],
               work: pathlib.Path) -> Grade:
     g = prepare(step, submission, work, nvcc, link)
-    if g.verdict == "NO-BUILD":
-        return g
-    out, err, code = run_program(work / "program", timeout, [])
-    (work / "run.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
-    return judge(g, out, err, code)
+    return g if g.verdict else run_and_judge(g, timeout)
+
+
+def report_text(g: Grade) -> str:
+    return "".join(ln + "\n" for ln in g.lines) + (
+        f"score {g.step}: {g.passed} of {g.total} checked parts passed\n"
+        f"{g.step}: {g.verdict}{' (' + g.detail + ')' if g.detail else ''}\n")
+
+
+def results_json(g: Grade) -> dict:
+    """Gradescope's results.json: all or nothing (1 for PASS, else 0), each test with its status and output."""
+    return {"score": 1.0 if g.verdict == "PASS" else 0.0, "max_score": 1.0,
+            "output": f"{g.step}: {g.verdict}{' (' + g.detail + ')' if g.detail else ''}",
+            "tests": [{"name": t["name"], "status": t["status"], "output": t["output"]} for t in g.tests],
+            "extra_data": {"verdict": g.verdict, "exit_code": g.exit_code, "parts_passed": g.passed,
+                           "parts_total": g.total}}
+
+
+def write_logs(g: Grade, logs: pathlib.Path) -> None:
+    """The student's logs: the builds, the runs, the report and results.json."""
+    logs.mkdir(parents=True, exist_ok=True)
+    for name in ("build.log", "build.shadow.log", "run.txt", "shadow.txt", *(f"{t}.txt" for t in sanitize_tools(g.step))):
+        if g.work and (g.work / name).is_file() and g.work != logs:
+            shutil.copy(g.work / name, logs / name)
+    (logs / "grade.txt").write_text(report_text(g))
+    (logs / "results.json").write_text(json.dumps(results_json(g), indent=2) + "\n")
 
 
 def report(g: Grade) -> None:
-    for ln in g.lines:
-        print(ln)
-    print(f"score {g.step}: {g.passed} of {g.total} checked parts passed")
-    print(f"{g.step}: {g.verdict}{' (' + g.detail + ')' if g.detail else ''}")
+    print(report_text(g), end="")
 
 
 def step_arg(text: str) -> str:
@@ -389,32 +727,45 @@ def step_arg(text: str) -> str:
 
 
 def grade_class(step: str, folder: pathlib.Path, csv_path: pathlib.Path, timeout: float, jobs: int,
-                nvcc: list[str], link: list[str]) -> int:
-    """Every student folder of DIR: builds in parallel, runs one at a time (one GPU), one CSV row each."""
-    students = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+                nvcc: list[str], link: list[str], logs: pathlib.Path, prebuilt: bool = False) -> int:
+    """Every student folder of DIR: builds in parallel, runs one at a time (one GPU), one CSV row each, each
+    student's logs and results.json under `logs`/<student>/. prebuilt: a submission that an earlier grade-class
+    of the same DIR prepared (built, static verdicts) with the same flags is not prepared again."""
+    students = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
+                      and p.resolve() != logs.resolve())
     if not students:
         print(f"grade-class: no student folder in {folder}")
         return 2
-    work = GRADE_BUILD / step
+    place = folder.resolve()
+    place = place.relative_to(REPO) if place.is_relative_to(REPO) else place  # the same on every machine
+    work = GRADE_BUILD / step / hashlib.sha1(str(place).encode()).hexdigest()[:10]
+
+    def ready(s: pathlib.Path) -> Grade:
+        return (prebuilt and prepared(step, s, work / s.name, nvcc, link)) or prepare(step, s, work / s.name, nvcc, link)
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        prepared = list(pool.map(lambda s: prepare(step, s, work / s.name, nvcc, link), students))
+        prepared_ = list(pool.map(ready, students))
     rows = []
-    for s, g in zip(students, prepared):
-        if g.verdict != "NO-BUILD":
-            out, err, code = run_program(work / s.name / "program", timeout, [])
-            (work / s.name / "run.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
-            judge(g, out, err, code)
+    for s, g in zip(students, prepared_):
+        if not g.verdict:
+            run_and_judge(g, timeout)
+        write_logs(g, logs / s.name)
         print(f"{s.name:<24} {g.verdict:<9} {g.passed:>3} of {g.total:<3} {g.detail[:100]}")
         rows.append(g)
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["student", "step", "parts_passed", "parts_total", "verdict", "exit_code", "detail"])
+        w.writerow(["student", "step", "verdict", "exit_code", "parts_passed", "parts_total", "detail", "log"])
         for g in rows:
-            w.writerow([g.student, g.step, g.passed, g.total, g.verdict, g.exit_code, g.detail])
-    print(f"grade-class {step}: {len(rows)} submissions graded into {csv_path} (logs: {work})")
-    if any(g.verdict == "SKIP" for g in rows):
-        print(f"grade-class {step}: no Hopper GPU here, so the runs were skipped: not a grade (exit 77)")
+            log = logs / g.student
+            w.writerow([g.student, g.step, g.verdict, g.exit_code, g.passed, g.total, g.detail,
+                        os.path.relpath(log, csv_path.parent)])
+    counts = {v: sum(g.verdict == v for g in rows) for v in VERDICT_EXIT if any(g.verdict == v for g in rows)}
+    print(f"grade-class {step}: {len(rows)} submissions: " + ", ".join(f"{v} {n}" for v, n in counts.items()))
+    print(f"grade-class {step}: {csv_path} (one row each), logs and results.json under {logs}/<student>/")
+    skipped = counts.get("SKIP", 0)
+    if skipped:
+        print(f"grade-class {step}: {skipped} of {len(rows)} could not run here (SKIP: no Hopper GPU or no "
+              f"compute-sanitizer); every other row is final (exit 77)")
         return 77
     return 0
 
@@ -425,13 +776,16 @@ def grade_class(step: str, folder: pathlib.Path, csv_path: pathlib.Path, timeout
 # shipped: bugs/ (their diffs quote solutions), tests/, results/, notebooks/, the instructor's guide, the
 # other tools (lab_samples.py and mutation.py quote solutions).
 BUNDLE_TOOLS = ["checker.py", "contract.py", "lab.py", "sass.py", "sanitize.sh", "ncu_profile.py"]
+# The bundle's own ignore file: the tutorial's hides labs/ (where `make lab-NN` writes copies), and in the bundle
+# labs/handed_out/ is what the grader compares with, so it must survive a commit and a clone.
+BUNDLE_GITIGNORE = "# built and installed here, never committed\nbuild/\n.venv/\n__pycache__/\n*.pyc\n"
 
 
 def bundle_files() -> dict[str, str | pathlib.Path]:
     """{path in the bundle: its text, or the file to copy}."""
     files: dict[str, str | pathlib.Path] = {
         "README.md": REPO / "labs" / "STUDENT.md", "Makefile": REPO / "Makefile", "requirements.txt": REPO / "requirements.txt",
-        ".clang-format": REPO / ".clang-format", ".gitignore": REPO / ".gitignore",
+        ".clang-format": REPO / ".clang-format", ".gitignore": BUNDLE_GITIGNORE,
         ".lab-bundle": "The lab bundle of the Hopper data-movement tutorial: the programs here are your copies.\n"}
     files |= {str(p.relative_to(REPO)): p for p in sorted((REPO / "common").rglob("*")) if p.is_file()}
     files |= {f"tools/{n}": REPO / "tools" / n for n in BUNDLE_TOOLS}
@@ -448,6 +802,16 @@ def bundle_files() -> dict[str, str | pathlib.Path]:
             folder = "labs" if name == "README.md" else str(pathlib.PurePath(name).parent)
             files[name] = relink(text, folder, lambda p: p in names or p == ".")
     return files
+
+
+def hole_list(step: str) -> list[tuple[int, str]]:
+    """(1-based line, hint) of each hole of the step's program as handed out: from the solution's markers in
+    the tutorial, from the copy's TODO lines in the bundle (whose programs have no markers)."""
+    if not BUNDLE_MARK.exists():
+        return [(first + 1, hint) for first, _, hint, _, _ in holes(step_program(step).read_text())]
+    copy, spans = handed_out(step)
+    lines = copy.splitlines()
+    return [(f + 1, re.sub(r"^\s*// TODO\(lab \d+\.\d+\): ", "", lines[f])) for f, _ in spans]
 
 
 def dist(out: pathlib.Path) -> None:
@@ -481,7 +845,11 @@ def main() -> int:
         g.add_argument("--link", help="the link flags (default: asked from make)")
         if verb == "grade-class":
             g.add_argument("--csv", type=pathlib.Path, help="default: DIR/grades_NN.csv")
+            g.add_argument("--logs", type=pathlib.Path, help="each student's logs and results.json go to "
+                           "LOGS/<student>/ (default: DIR/logs_NN)")
             g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel builds")
+            g.add_argument("--prebuilt", action="store_true", help="reuse what an earlier grade-class of DIR built "
+                           "(with the same flags), e.g. on a machine with no GPU: build there, run here")
     o = sub.add_parser("grade-output", help="grade a saved output of a run (what grade prints after its run)")
     o.add_argument("step", type=step_arg)
     o.add_argument("output", type=pathlib.Path)
@@ -497,8 +865,8 @@ def main() -> int:
         return 0
     if a.verb == "holes":
         for s in [a.step] if a.step else step_dirs():
-            for k, (first, _, hint, _, _) in enumerate(holes(step_program(s).read_text()), 1):
-                print(f"{s[:2]}.{k}  {s}/{step_program(s).name}:{first + 1}  {hint}")
+            for k, (line, hint) in enumerate(hole_list(s), 1):
+                print(f"{s[:2]}.{k}  {s}/{step_program(s).name}:{line}  {hint}")
         return 0
     if a.verb == "make":
         if BUNDLE_MARK.exists():
@@ -521,9 +889,12 @@ def main() -> int:
     nvcc, link = build_command(a.step) if a.nvcc is None or a.link is None else ([], [])
     nvcc, link = shlex.split(a.nvcc) if a.nvcc else nvcc, shlex.split(a.link) if a.link is not None else link
     if a.verb == "grade-class":
-        return grade_class(a.step, a.folder, a.csv or a.folder / f"grades_{a.step[:2]}.csv", a.timeout, a.jobs, nvcc, link)
+        return grade_class(a.step, a.folder, a.csv or a.folder / f"grades_{a.step[:2]}.csv", a.timeout, a.jobs, nvcc,
+                           link, a.logs or a.folder / f"logs_{a.step[:2]}", a.prebuilt)
     g = grade_one(a.step, a.folder, a.timeout, nvcc, link, GRADE_BUILD / a.step / a.folder.resolve().name)
+    write_logs(g, g.work)
     report(g)
+    print(f"logs and results.json: {os.path.relpath(g.work)}/")
     return g.exit_code
 
 

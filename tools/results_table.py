@@ -258,6 +258,60 @@ def bug_table() -> str:
     return "\n".join(out) + "\n"
 
 
+LAB_SAMPLES = ["solution", "unfilled", "wrong", "edited_checker", "no_build", "bypass", "protocol", "paste"]
+LAB_RESULTS = REPO / "results" / "labs" / gpu_slug(REFERENCE_GPU)
+
+
+def lab_mechanism_table() -> str:
+    """Each lab hole's kernels and what their machine code must show (check.py's lab), and what it teaches."""
+    out = ["", "| hole | what the machine code of its kernels must show | it teaches |", "| --- | --- | --- |"]
+    for step_dir in step_dirs():
+        for k, r in sorted(load_step(step_dir).lab.items()):
+            groups: dict[str, list[str]] = {}  # what is shown -> the kernels that must show it
+            for kernel, pats in r.get("sass", {}).items():
+                groups.setdefault(", ".join(f"`{p}`" for p in pats), []).append(kernel)
+            for kernel, pats in r.get("sass_absent", {}).items():
+                groups.setdefault("no " + ", no ".join(f"`{p}`" for p in pats), []).append(kernel)
+            for kernel, counts in {**r.get("sass_count", {}), **r.get("ptx_count", {})}.items():
+                groups.setdefault(", ".join(f"{n} x `{p}`" for p, n in counts.items()), []).append(kernel)
+            shown = [", ".join(f"`{kk}`" for kk in kernels) + ": " + what for what, kernels in groups.items()]
+            if r.get("build_log_absent"):
+                shown.append("no ptxas advisory: " + ", ".join(f"`{p}`" for p in r["build_log_absent"]))
+            out.append(f"| {step_dir[:2]}.{k} | {'; '.join(shown)} | {r['teaches']} |")
+    return "\n".join(out) + "\n"
+
+
+def lab_class_table() -> str:
+    """The sample class of every lab (tools/lab_samples.py) as graded on the reference GPU: a verdict per cell."""
+    found = {}
+    for path in sorted(LAB_RESULTS.glob("grades_*.csv")):
+        for r in csv.DictReader(path.open()):
+            found[(r["step"], r["student"])] = r["verdict"]
+    if not found:
+        return "\n_not recorded yet_\n"
+    steps = sorted({s for s, _ in found})
+    out = ["", "| sample | " + " | ".join(s[:2] for s in steps) + " |", "| --- |" + " --- |" * len(steps)]
+    for name in LAB_SAMPLES:
+        out.append(f"| `{name}` | " + " | ".join(found.get((s, name), "n/a") for s in steps) + " |")
+    return "\n".join(out) + "\n"
+
+
+READ_WPM = 150  # words a minute through a lesson, its code and tables included
+
+
+def reading_time(text: str) -> str:
+    """<!-- reading-time --> of a lesson: minutes for its core path (to the first "Going further") and for all
+    of it, from its words (the block's own left out)."""
+    text = replace_between(text, "<!-- reading-time -->", "<!-- /reading-time -->", "")
+    lines, fenced, core = text.splitlines(), False, None
+    for i, ln in enumerate(lines):
+        fenced = fenced != ln.startswith("```")
+        if not fenced and ln.startswith("## Going further") and core is None:
+            core = "\n".join(lines[:i])
+    core_min, all_min = (round(len(t.split()) / READ_WPM) for t in (core or text, text))
+    return f"*Reading time: the core path about {core_min} minutes, the whole lesson about {all_min}.*"
+
+
 def render() -> dict[pathlib.Path, str]:
     rows = read_csv(REFERENCE_CSV)
     steps = step_dirs()
@@ -276,7 +330,15 @@ def render() -> dict[pathlib.Path, str]:
                                    perf_table(step_dir, rows))
             text = inline_values(step_dir, text, rows)
             text = planted_diffs(step_dir, recorded_runs(step_dir, expected_lines(step_dir, text)))
+            text = replace_between(text, "<!-- reading-time -->", "<!-- /reading-time -->", reading_time(text))
             files[lesson] = csv_tables(recorded_files(text))
+    student = REPO / "labs" / "STUDENT.md"
+    files[student] = recorded_files(student.read_text())
+    labs = REPO / "labs" / "README.md"
+    text = replace_between(labs.read_text(), "<!-- lab-mechanism-table -->", "<!-- /lab-mechanism-table -->",
+                           lab_mechanism_table())
+    files[labs] = recorded_files(replace_between(text, "<!-- lab-class-table -->", "<!-- /lab-class-table -->",
+                                                 lab_class_table()))
     notes = REPO / "results" / "experiments" / "NOTES.md"  # the lessons' experiment logs quote recorded files too
     if notes.exists():
         files[notes] = csv_tables(recorded_files(notes.read_text()))

@@ -1265,6 +1265,9 @@ SH_FN int sh_map_check_use(const ShCtx* c, const ShGlobalMap* any, unsigned long
 }
 
 SH_FN void sh_map_acquire(const ShCtx* c, unsigned long long addr, const ShGlobalMap* gm, uint32_t sys) {
+    // An acquire pairs with a release before it: one taken while the map's last edits are unreleased
+    // acquires nothing of them (a use then needs another acquire, after the release: M3).
+    if (gm && SH_LD(gm->device_written) && !SH_LD(gm->released)) return;
     ShAcq* victim = 0;
     uint32_t oldest = 0xFFFFFFFFu;
     for (int i = 0; i < SH_ACQS; ++i) {
