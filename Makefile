@@ -139,7 +139,8 @@ shadow-$(1):
 	  grep -E "^check .* FAIL|^ +(shadow|hung):" build/shadow/$(2).quick.log; \
 	  echo "shadow-$(1): $$$$( [ $$$$code = 0 ] && echo "PASS: no rule broken, every check passed" || echo "FAIL (exit $$$$code)" ); log build/shadow/$(2).quick.log"; exit $$$$code
 sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
-	@ok=0; for d in $(call with_twins,$(2)); do $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
+	@ok=0; for d in $(call with_twins,$(2)); do echo "==== $$$$d: each kernel's key instructions (tools/sass.py)"; \
+	  $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
 sanitize-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
 	@ok=0; for d in $(call with_twins,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
 profile-$(1): $(BUILD)/$(2)
@@ -226,6 +227,8 @@ results-table:
 # requirements.txt changes.
 venv: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt
+	@echo "Installing the Python environment in $(VENV) (requirements.txt: pytest, matplotlib, Jupyter and the"
+	@echo "pinned nvidia-cutlass package, whose CuTe headers the twins build with; about 570 MB, once)."
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV) || { echo "cannot create $(VENV): install python3-venv"; exit 1; }
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -r requirements.txt

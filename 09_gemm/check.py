@@ -1,43 +1,60 @@
 """Step 09's rules: data only (tools/checker.py reads them).
 
-Every PERF line of this step is arithmetic (TFLOP/s) against cuBLAS in the
-same process, on the same problem: `cublas`, `edge_cublas` and `splitk_cublas`
-are the references and read 100.0 %. A floor is the lowest fraction of cuBLAS
-a part may reach: 85 % of the lower of the two GPUs' recordings (H200, H100),
-so that run-to-run noise passes and a lost mechanism (the pipeline, the
-multicast, the tile order) does not.
+Every PERF line of this step is arithmetic (TFLOP/s) against cuBLAS at its best
+in the same process, on the same problem: `cublas`, `edge_cublas` and
+`splitk_cublas` (the fastest exact one of cublasLt's heuristic candidates and
+cublasGemmEx) are the references and read 100.0 %; each part is timed
+interleaved with its reference. A floor is the lowest fraction of cuBLAS a
+part may reach: 85 % of the lowest of six recorded runs (three on the H200,
+three on the H100; tools/bench.py --repeat 3), so that run-to-run noise
+passes. `edge_persistent` is the exception: cuBLAS has no fast kernel for the
+edge shape (about 90 TFLOP/s on both GPUs), so a floor against it would be a
+claim about cuBLAS; its floor says only "no slower than cuBLAS", and its
+guard is perf_order's ratio to our own dense kernel.
 """
 
 perf_floors = {
     "edge_cublas": 1.0,
-    "edge_persistent": 4.93,
+    "edge_cublas_gemmex": 0.731,
+    "edge_persistent": 1.0,
     "cublas": 1.0,
-    "wgmma_sync": 0.328,
-    "ring": 0.665,
-    "ring_setmaxnreg": 0.66,
-    "cooperative": 0.648,
-    "pingpong": 0.713,
-    "pingpong_rowmajor": 0.363,
-    "multicast_2x1": 0.811,
-    "multicast_1x2": 0.804,
-    "persistent": 0.851,
-    "persistent_tma_store": 0.86,
-    "ablate_no_multicast": 0.849,
-    "ablate_no_setmaxnreg": 0.855,
-    "ablate_no_warp_special": 0.847,
-    "ablate_stages_2": 0.445,
-    "ablate_rowmajor_raster": 0.811,
+    "cublas_gemmex": 0.793,
+    "wgmma_sync": 0.306,
+    "ring": 0.641,
+    "ring_setmaxnreg": 0.647,
+    "cooperative": 0.642,
+    "pingpong": 0.648,
+    "pingpong_rowmajor": 0.342,
+    "multicast_2x1": 0.782,
+    "multicast_1x2": 0.776,
+    "persistent": 0.797,
+    "persistent_tma_store": 0.808,
+    "ablate_no_multicast": 0.796,
+    "ablate_no_setmaxnreg": 0.8,
+    "ablate_no_warp_special": 0.79,
+    "ablate_stages_2": 0.418,
+    "ablate_rowmajor_raster": 0.769,
     "splitk_cublas": 1.0,
-    "splitk_no_split": 0.243,
-    "splitk_tma_reduce": 0.86,
-    "splitk_red_v4": 0.844,
-    "splitk_atomic_add": 0.844,
+    "splitk_cublas_gemmex": 0.846,
+    "splitk_no_split": 0.234,
+    "splitk_tma_reduce": 0.827,
+    "splitk_red_v4": 0.814,
+    "splitk_atomic_add": 0.81,
 }
 headline = "persistent"
-# The lesson's claims, checked on every run: the ring pays over one buffer and over the best kernel with two
-# stages, the progression pays, ping-pong needs the banded order, and split-K pays on the K-heavy shape.
+# `make bench` records three full runs: the lesson states the headline as their range (its spread table).
+bench_runs = 3
+# The lesson's claims, checked on every run (tools/checker.py): each part's percent of the cuBLAS run interleaved
+# with it, so a drift of the clocks cancels. The ring pays over one buffer, the progression pays over the ring,
+# four stages over two, the banded tile order (ping-pong: 36 to 45 points in six runs), the multicast (the same
+# cooperative tile without and with it, row-major order: 4 to 19 points), split-K on the K-heavy shape; and the
+# edge problem runs at no less than 0.6 x the dense problem's TFLOP/s (0.72 to 0.74 recorded). Not claimed per
+# run: the tile order and the multicast inside the best kernel (persistent against ablate_rowmajor_raster:
+# +1.8 to +5.2 points in the six runs, -3.8 in one of six earlier ones; against ablate_no_multicast: -3.3 to
+# +3.0), nor setmaxnreg or warp specialization (-2.9 to +3.5): within one run's noise, the SASS rules guard them.
 perf_order = [("ring", "wgmma_sync"), ("persistent", "ring"), ("persistent", "ablate_stages_2"),
-              ("pingpong", "pingpong_rowmajor"), ("splitk_tma_reduce", "splitk_no_split")]
+              ("pingpong", "pingpong_rowmajor"), ("multicast_2x1", "cooperative"),
+              ("splitk_tma_reduce", "splitk_no_split"), ("edge_persistent", "persistent", 0.6)]
 sass = {
     "wgmma_sync": ["UTMALDG.2D", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "WARPGROUP.ARRIVE", "HGMMA.64x256x16.F32.BF16", "WARPGROUP.DEPBAR.LE"],
     "gemm_ws<Config<0, 4, true, true, 2, 1, 0> >": ["USETMAXREG.DEALLOC*", "USETMAXREG.TRY_ALLOC*", "UTMALDG.2D.MULTICAST", "SYNCS.ARRIVE.TRANS64.RED.A1T0", "HGMMA.64x256x16.F32.BF16", "WARPGROUP.DEPBAR.LE"],

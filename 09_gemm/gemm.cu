@@ -3,14 +3,15 @@
 // C = A B^T (A M x K, B N x K, row-major bf16: cuBLAS's "TN"), C M x N fp32.
 // Parts, each checked bit for bit and timed against cuBLAS in this process:
 // 1 wgmma_sync, 2 ring (+ setmaxnreg), 3 cooperative, pingpong, 4 multicast,
-// 5 persistent (+ a TMA-store epilogue), the ablation, 6 split-K, 7 cublas.
+// 5 persistent (+ a TMA-store epilogue), the ablation, 6 split-K, 7 cuBLAS.
 // New since step 08: 09_gemm/wgmma.cuh (wgmma and its shared-memory matrix
 // descriptor). The Makefile and tools/sanitize.sh read these lines (below):
-// link: -lcublas
+// link: -lcublas -lcublasLt
 // sanitize: --kernel-name kns=gemm_ws --kernel-name kns=wgmma_sync --kernel-name kns=reference_gemm
 // sanitize-tools: memcheck synccheck
 // Run: make run-09 [ARGS="--m 4096 --n 4096 --k 4096"], make check-09.
 #include "common/cublas_check.h"
+#include <cublasLt.h>
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/pipeline.cuh"
@@ -31,9 +32,11 @@
 // epilogue through shared memory and the TMA); the ablation: the best kernel
 // with one mechanism off at a time. 6 split-K on a K-heavy problem, its
 // pieces added by TMA store-reduce, red.global.add.v4.f32 or coalesced
-// atomicAdd. 7 cublas (cublasGemmEx: the reference of every PERF line). Each
-// is also checked on an edge problem whose sizes are no multiple of a tile
-// (a K tail from the TMA's zero fill, clipped stores).
+// atomicAdd. 7 cuBLAS at its best (cublasLt's fastest heuristic candidate:
+// the reference of every PERF line, timed interleaved with each part) and
+// cublas_gemmex (the plain call). Each is also checked on an edge problem
+// whose sizes are no multiple of a tile (a K tail from the TMA's zero fill,
+// an odd K with a NaN-padded row, a cluster's padding CTA, clipped stores).
 // The check: inputs are small nonzero integers, so every product and every
 // fp32 sum is exact (|sum| <= 16 K <= 2^24) in any order: every method's
 // output must equal a plain GPU GEMM's bit for bit, and that one is checked
@@ -90,7 +93,7 @@ static __host__ __device__ __forceinline__ float bf16_value(uint16_t h) {
 }
 
 typedef struct {
-    const Cli* cli;  // NULL: checked, not timed
+    const Cli* cli;  // the options: repetitions, --quick
     const char* prefix;
     cudaStream_t s;
     cublasHandle_t h;
@@ -100,9 +103,10 @@ typedef struct {
     const uint16_t *a, *b;  // bf16 bits, M x ld_ab and N x ld_ab
     float *out, *c;         // the framed output, and where C starts in it
     size_t framed_words;
-    uint32_t* want;           // the framed output as it must come out
-    int8_t *host_a, *host_b;  // the elements, M x K and N x K, for the CPU check
-    uint32_t splits, group;   // split-K pieces (the split-K problem); the raster's band
+    uint32_t* want;             // the framed output as it must come out
+    int8_t *host_a, *host_b;    // the elements, M x K and N x K, for the CPU check
+    uint32_t splits, group;     // split-K pieces (the split-K problem); the raster's band
+    const struct LtBest* best;  // cuBLAS at its best on this problem (part 7)
     // A in boxes of 64 (K) x 128, 64 or 32 rows; B of 64 x 256 or 128 rows:
     // 128B-swizzled. C in boxes of 32 x 64 fp32, 128B-swizzled (TMA epilogues).
     CUtensorMap a_box[3], b_box[2], c_box;
@@ -146,15 +150,18 @@ static void explain_wrong(const uint32_t* got, const Gemm* g) {
 
 // A TMA store writes whole 16-byte chunks (step 06): where a row of C does
 // not end on a 16-byte boundary, it also writes the rest of the row's last
-// chunk, in the row's padding, with what the box holds there (sums over
-// B's zero-filled rows: 0). Those words, and only those, are counted and
-// restored to poison, so every other padding and frame word is still checked.
+// chunk, in the row's padding, with what the box holds there: sums of
+// products with B's zero-filled rows, so a zero (of either sign). Those
+// words, holding exactly that, are counted and restored to poison; any
+// other value there stays and is reported wrong, as is every other padding
+// and frame word. (Where C is a slice of a wider matrix, those words belong
+// to its neighbour: lesson 09.)
 static size_t tma_store_tail(uint32_t* got, const Gemm* g) {
     size_t written = 0;
     for (size_t r = 0; r < g->m; ++r)
         for (uint32_t j = g->n; j < round_up(g->n, 4); ++j) {
             uint32_t* w = &got[(FRAME + r) * g->ldc + FRAME + j];
-            if (*w != POISON_WORD) ++written, *w = POISON_WORD;
+            if ((*w & 0x7FFFFFFFu) == 0u) ++written, *w = POISON_WORD;
         }
     return written;
 }
@@ -175,15 +182,154 @@ static size_t check_gemm(const char* name, const Gemm* g, bool tma_store) {
     return wrong;
 }
 
+// ---- Timing against cuBLAS at its best, interleaved ------------------------
+// The reference of every PERF line is cuBLAS at its best on the same problem:
+// of the candidates cublasLt's heuristic offers (up to LT_CANDIDATES, with a
+// LT_WORKSPACE workspace, part 7), the fastest whose output is exact. It is
+// timed interleaved with each part: the clocks drift under sustained load
+// (by several percent on the H100, between runs and within one run),
+// and a drift then moves both alike. Each part's PERF line is a fraction of
+// the median of the reference runs timed beside it (cublas_reference_ms).
+struct LtBest {
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    void* workspace;
+    bool gemmex;  // cublasGemmEx itself was the fastest
+};
+#define LT_CANDIDATES 32
+#define LT_WORKSPACE (256u << 20)
+
+static void lt_matmul(const Gemm* g, const cublasLtMatmulAlgo_t* algo) {
+    const LtBest* b = g->best;
+    const float one = 1.f, zero = 0.f;
+    CUBLAS_CHECK(cublasLtMatmul(b->lt, b->op, &one, g->b, b->la, g->a, b->lb, &zero, g->c, b->lc, g->c, b->lc,
+                                algo, b->workspace, LT_WORKSPACE, g->s));
+}
+
+static void cublas_gemm(const Gemm* g);
+
+// One candidate: a cublasLt algorithm, or (NULL) cublasGemmEx.
+static void cublas_candidate(const Gemm* g, const cublasLtMatmulAlgo_t* algo) {
+    if (algo)
+        lt_matmul(g, algo);
+    else
+        cublas_gemm(g);
+}
+
+static void cublas_best(const Gemm* g) {
+    cublas_candidate(g, g->best->gemmex ? NULL : &g->best->algo);
+}
+
+// Each part's reference time: the median of the reference runs timed beside it.
+typedef struct {
+    char name[64];
+    float ms;
+} PairedReference;
+static PairedReference g_paired[MAX_MACHINE_LINES];
+static int g_npaired = 0;
+
+// for (Pair p = pair_begin(g, name); pair_next(&p);) launch;  runs
+// cli->warmup untimed rounds, then cli->reps timed rounds, each a reference
+// run and a part run back to back, in turns reference first and part first
+// (whichever runs first after the host's last wait finds the GPU idle), each
+// run between its own two events; nothing waits until the last round, so
+// the GPU never idles between them. Records the part's median as PERF line
+// `name` and the reference's median beside it.
+typedef struct {
+    const Gemm* g;
+    const char* name;
+    int i, warmup, reps;
+    cudaEvent_t* e;  // 3 per timed round: its start, between its two runs, its end
+} Pair;
+
+static Pair pair_begin(const Gemm* g, const char* name) {
+    Pair p;
+    memset(&p, 0, sizeof p);
+    p.g = g, p.name = name, p.warmup = g->cli->warmup, p.reps = g->cli->reps;
+    p.e = (cudaEvent_t*)xmalloc(3 * sizeof(cudaEvent_t) * (size_t)p.reps, "the interleaved timing's events");
+    for (int i = 0; i < 3 * p.reps; ++i) CUDA_CHECK(cudaEventCreate(&p.e[i]));
+    return p;
+}
+
+// Round r: [e0] reference [e1] part [e2] when r is even, [e0] part [e1] reference [e2] when odd.
+static void pair_event(const Pair* p, int round, int which) {
+    if (round >= p->warmup) CUDA_CHECK(cudaEventRecord(p->e[3 * (round - p->warmup) + which], p->g->s));
+}
+
+static void pair_finish(const Pair* p) {
+    CUDA_CHECK(cudaEventSynchronize(p->e[3 * p->reps - 1]));
+    float part[MAX_REPS], ref[MAX_REPS];
+    for (int r = 0; r < p->reps; ++r) {
+        const cudaEvent_t* e = p->e + 3 * r;
+        const bool ref_first = (p->warmup + r) % 2 == 0;
+        CUDA_CHECK(cudaEventElapsedTime(ref_first ? &ref[r] : &part[r], e[0], e[1]));
+        CUDA_CHECK(cudaEventElapsedTime(ref_first ? &part[r] : &ref[r], e[1], e[2]));
+    }
+    for (int i = 0; i < 3 * p->reps; ++i) CUDA_CHECK(cudaEventDestroy(p->e[i]));
+    free(p->e);
+    char hung[REPORT_CAP], what[80];
+    if (take_wait_report(hung, sizeof hung)) {  // a bounded wait gave up in the timed runs
+        snprintf(what, sizeof what, "%s_timed_runs", p->name);
+        report_check_hung(what, 1, 1, hung);
+        return;
+    }
+    if (g_npaired == MAX_MACHINE_LINES) die_internal("more than %d paired parts", MAX_MACHINE_LINES);
+    PairedReference* pr = &g_paired[g_npaired++];
+    snprintf(pr->name, sizeof pr->name, "%s", p->name);
+    pr->ms = median_of(ref, p->reps);
+    record_perf(p->name, median_of(part, p->reps), gemm_flops(p->g));
+}
+
+// Before each part run: closes the round whose part just ran, opens the next.
+static int pair_next(Pair* p) {
+    if (p->i > 0) {
+        const int r = p->i - 1;
+        if (r % 2) {  // part first: the reference's run closes the round
+            pair_event(p, r, 1);
+            cublas_best(p->g);
+        }
+        pair_event(p, r, 2);
+    }
+    if (p->i == p->warmup + p->reps) {
+        pair_finish(p);
+        return 0;
+    }
+    const int r = p->i++;
+    pair_event(p, r, 0);
+    if (r % 2 == 0) {  // reference first
+        cublas_best(p->g);
+        pair_event(p, r, 1);
+    }
+    return 1;
+}
+
 // One part: poison the framed output, launch, check, and (if `timed` and the
-// problem is timed) time, as PERF line prefix + name with 2 M N K flops per run.
-#define GEMM_PART(name, g, timed, tma_store, ...)                                            \
-    do {                                                                                     \
-        char name_[64];                                                                      \
-        snprintf(name_, sizeof name_, "%s%s", (g)->prefix, (name));                          \
-        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                              \
-        CHECK_THEN_TIME(name_, (timed) ? (g)->cli : (const Cli*)NULL, (g)->s, gemm_flops(g), \
-                        check_gemm(name_, (g), (tma_store)), __VA_ARGS__);                   \
+// problem is timed) time it interleaved with the reference, as PERF line
+// prefix + name with 2 M N K flops per run. A failed part is not timed.
+#define GEMM_PART(name, g, timed, tma_store, ...)                                           \
+    do {                                                                                    \
+        char name_[64];                                                                     \
+        snprintf(name_, sizeof name_, "%s%s", (g)->prefix, (name));                         \
+        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                             \
+        __VA_ARGS__;                                                                        \
+        CHECK_LAUNCH();                                                                     \
+        if (check_gemm(name_, (g), (tma_store)) == 0 && (timed) && timing_wanted((g)->cli)) \
+            for (Pair p_ = pair_begin((g), name_); pair_next(&p_);) {                       \
+                __VA_ARGS__;                                                                \
+                CHECK_LAUNCH();                                                             \
+            }                                                                               \
+    } while (0)
+
+// The reference itself: checked like a part, timed alone (its PERF line reads 100 %).
+#define GEMM_REFERENCE(g)                                                                      \
+    do {                                                                                       \
+        char name_[64];                                                                        \
+        snprintf(name_, sizeof name_, "%scublas", (g)->prefix);                                \
+        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                                \
+        CHECK_THEN_TIME(name_, (g)->cli, (g)->s, gemm_flops(g), check_gemm(name_, (g), false), \
+                        cublas_best(g));                                                       \
     } while (0)
 
 // ---- The reference: a plain GPU GEMM, itself checked on the CPU ------------
@@ -845,7 +991,7 @@ static void launch_split_k(const Gemm* g) {
     launch_gemm<Cfg>(g, true, g->group, g->splits);
 }
 
-// ---- Part 7: cuBLAS, the reference ------------------------------------------
+// ---- Part 7: cuBLAS -----------------------------------------------------------
 // cuBLAS is column-major. Our row-major C (M x N, ldc) is, read column-major,
 // C^T: an N x M matrix with leading dimension ldc. C^T = B * A^T, and our
 // row-major B (N x K, ld_ab) read column-major is B^T (K x N): op T makes it
@@ -860,11 +1006,113 @@ static void cublas_gemm(const Gemm* g) {
                               CUDA_R_32F, (int)g->ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+// cuBLAS at its best: the same product through cublasLt (the layouts as
+// above: B^T as K x N with op T, A^T as K x M, C^T as N x M, fp32 compute).
+// Its heuristic offers candidates (kernels, tiles, split-K, cluster shapes);
+// each, and cublasGemmEx, runs once on the poisoned output and is compared
+// with the reference bit for bit (inputs are small integers: any summation
+// order is exact), then timed (median of LT_TRIAL_RUNS); the fastest exact
+// one is the reference. A check line says every candidate was exact (an
+// inexact one means a wrong call, which would also make the reference look
+// slower than cuBLAS is). Should none be exact, the fastest is taken anyway,
+// and its own check fails. Machine-dependent (which candidates, which
+// wins): a GPU line names it.
+#define LT_TRIAL_RUNS 10
+static long long lt_config(const cublasLtMatmulAlgo_t* a, cublasLtMatmulAlgoConfigAttributes_t which) {
+    unsigned long long v = 0;  // one field of a candidate's configuration, whatever its width; -1 if absent
+    size_t need = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(a, which, NULL, 0, &need) != CUBLAS_STATUS_SUCCESS ||
+        need > sizeof v ||
+        cublasLtMatmulAlgoConfigGetAttribute(a, which, &v, need, &need) != CUBLAS_STATUS_SUCCESS)
+        return -1;
+    return (long long)v;
+}
+
+static void choose_cublas_best(Gemm* g, LtBest* b, cublasLtHandle_t lt, void* workspace) {
+    memset(b, 0, sizeof *b);
+    b->lt = lt, b->workspace = workspace;
+    g->best = b;
+    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&b->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(b->op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(b->op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b->la, CUDA_R_16BF, g->k, g->n, g->ld_ab));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b->lb, CUDA_R_16BF, g->k, g->m, g->ld_ab));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b->lc, CUDA_R_32F, g->n, g->m, g->ldc));
+    cublasLtMatmulPreference_t pref;
+    const size_t ws = LT_WORKSPACE;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    static cublasLtMatmulHeuristicResult_t cand[LT_CANDIDATES];
+    int found = 0, exact = 0, best = -1;
+    bool best_exact = false;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, b->op, b->la, b->lb, b->lc, b->lc, pref, LT_CANDIDATES,
+                                                cand, &found));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    const int warm = 1, runs = g->cli->quick ? 2 : LT_TRIAL_RUNS;
+    float best_ms = 0.f, ms[LT_TRIAL_RUNS];
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i <= found; ++i) {  // i == found: cublasGemmEx
+        const cublasLtMatmulAlgo_t* algo = i < found ? &cand[i].algo : NULL;
+        poison_device(g->out, g->framed_words * 4, g->s);
+        cublas_candidate(g, algo);
+        const bool same = !memcmp(read_back(g->out, g->framed_words, g->s), g->want, g->framed_words * 4);
+        exact += same;
+        if (best_exact && !same) continue;  // an exact candidate beats any inexact one
+        for (int r = 0; r < warm + runs; ++r) {
+            CUDA_CHECK(cudaEventRecord(e0, g->s));
+            cublas_candidate(g, algo);
+            CUDA_CHECK(cudaEventRecord(e1, g->s));
+            CUDA_CHECK(cudaEventSynchronize(e1));
+            if (r >= warm) CUDA_CHECK(cudaEventElapsedTime(&ms[r - warm], e0, e1));
+        }
+        const float m = median_of(ms, runs);
+        if (best < 0 || (same && !best_exact) || m < best_ms) best = i, best_ms = m, best_exact = same;
+    }
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    char name[64];
+    snprintf(name, sizeof name, "%scublas_candidates", g->prefix);
+    if (report_check(name, exact < found + 1, 1))
+        printf("       %d of cublasLt's %d candidates and cublasGemmEx came out wrong\n", found + 1 - exact,
+               found);
+    b->gemmex = best == found;
+    if (b->gemmex) {
+        record_gpu_line(
+            "%scublas: cublasGemmEx, faster than each of cublasLt's %d heuristic candidates (%d of %d "
+            "exact)",
+            g->prefix, found, exact, found + 1);
+        return;
+    }
+    b->algo = cand[best].algo;
+    record_gpu_line(
+        "%scublas: the fastest of cublasLt's %d heuristic candidates and cublasGemmEx (%d of %d exact; "
+        "workspace %u MiB): cublasLt algo %lld, tile %lld, stages %lld, split-K %lld, swizzle %lld, cluster "
+        "shape %lld",
+        g->prefix, found, exact, found + 1, LT_WORKSPACE >> 20, lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_ID),
+        lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+        lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+        lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+        lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+        lt_config(&b->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+}
+
+static void release_cublas_best(LtBest* b) {
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(b->la));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(b->lb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(b->lc));
+    CUBLAS_CHECK(cublasLtMatmulDescDestroy(b->op));
+}
+
 // ---- Every part on one problem ------------------------------------------------
 typedef enum { SHAPE_MAIN, SHAPE_EDGE, SHAPE_SPLIT_K } ShapeKind;
 
 static void run_parts(const Gemm* g, ShapeKind kind) {
-    GEMM_PART("cublas", g, true, false, cublas_gemm(g));
+    GEMM_REFERENCE(g);  // cuBLAS at its best
+    GEMM_PART("cublas_gemmex", g, true, false, cublas_gemm(g));
     if (kind == SHAPE_SPLIT_K) {  // part 6: a K-heavy problem, K split into g->splits pieces per tile
         GEMM_PART("no_split", g, true, false, launch_gemm<Best>(g, true, g->group, 1));
         GEMM_PART("tma_reduce", g, true, true, launch_split_k<Best::WithEpilogue<EPI_TMA_REDUCE>>(g));
@@ -931,13 +1179,24 @@ static CUtensorMap operand_map(const uint16_t* dev, uint32_t rows, const Gemm* g
     return make_tensor_map(&spec, what);
 }
 
-// One problem: data, reference, tensor maps, the parts.
-static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k, const Cli* cli,
-                         ShapeKind kind, cudaStream_t s, cublasHandle_t h, uint32_t splits, uint32_t group) {
+// What every problem shares: the stream, the libraries, the options.
+typedef struct {
+    const Cli* cli;
+    cudaStream_t s;
+    cublasHandle_t h;
+    cublasLtHandle_t lt;
+    void* workspace;  // LT_WORKSPACE bytes for cublasLt
+    uint32_t splits, group;
+} Session;
+
+// One problem: data, reference, tensor maps, cuBLAS's best candidate, the parts.
+static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k, ShapeKind kind,
+                         const Session* ses) {
     Gemm g;
     memset(&g, 0, sizeof g);
-    g.cli = cli, g.prefix = prefix, g.s = s, g.h = h, g.splits = splits, g.group = group;
-    const uint32_t seed = cli->seed;
+    const cudaStream_t s = ses->s;
+    g.cli = ses->cli, g.prefix = prefix, g.s = s, g.h = ses->h, g.splits = ses->splits, g.group = ses->group;
+    const uint32_t seed = ses->cli->seed;
     g.m = m, g.n = n, g.k = k, g.ld_ab = round_up(k, 8), g.ldc = output_ld(n);
     g.framed_words = (size_t)(m + 2 * FRAME) * g.ldc;
     g.a = make_operand(seed, m, k, g.ld_ab, &g.host_a, s);
@@ -955,7 +1214,10 @@ static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k,
                        CU_TENSOR_MAP_SWIZZLE_128B);
     g.c_box = make_tensor_map(&c_spec, "C in boxes of 32 x 64");
     run_reference(&g);
+    LtBest best;
+    choose_cublas_best(&g, &best, ses->lt, ses->workspace);
     run_parts(&g, kind);
+    release_cublas_best(&best);
     CUDA_CHECK(cudaFree((void*)g.a));
     CUDA_CHECK(cudaFree((void*)g.b));
     CUDA_CHECK(cudaFree(g.out));
@@ -966,17 +1228,16 @@ static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k,
 
 // ---- The output: PERF lines as TFLOP/s and a fraction of cuBLAS ---------------
 // The other steps report bandwidth against cudaMemcpy; a GEMM is measured in
-// flops against cuBLAS on the same problem, in the same process. Each PERF
-// line's `bytes` field holds its flops, and its reference is the cublas line
-// of the same problem: "edge_..." against edge_cublas, "splitk_..." against
-// splitk_cublas, the rest against cublas (the harness's finish_against).
+// flops against cuBLAS at its best on the same problem, in the same process.
+// Each PERF line's `bytes` field holds its flops. A part's reference time is
+// the median of the reference runs interleaved with it (pair_next); the
+// reference lines themselves (cublas, edge_cublas, splitk_cublas) are timed
+// alone and read 100 %.
 static double cublas_reference_ms(const MachineLine* l) {
-    const char* problems[] = {"edge_", "splitk_"};
-    char ref[64] = "cublas";
-    for (int i = 0; i < 2; ++i)
-        if (!strncmp(l->text, problems[i], strlen(problems[i])))
-            snprintf(ref, sizeof ref, "%scublas", problems[i]);
-    return perf_ms(ref);
+    for (int i = 0; i < g_npaired; ++i)
+        if (!strcmp(g_paired[i].name, l->text)) return g_paired[i].ms;
+    const size_t n = strlen(l->text);  // a reference line; any other line without its pair gets no percent
+    return n >= 6 && !strcmp(l->text + n - 6, "cublas") ? perf_ms(l->text) : 0.0;
 }
 
 // After the parts: how the kernels launched (machine-dependent: GPU lines).
@@ -984,6 +1245,36 @@ static int kernel_registers(const void* kernel) {
     cudaFuncAttributes attr;
     CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
     return attr.numRegs;
+}
+
+// The main problem's waves and the tensor cores' peak. A persistent kernel
+// deals cluster tiles to its resident clusters in rounds; the last round is
+// partly idle (wave quantization). The peak: every SM's tensor cores doing
+// 4096 flops (2048 bf16 FMAs) per clock, dense, at the SM clock's maximum:
+// under sustained load the clock runs lower, so a fraction of it is a floor
+// of how near the tensor cores' limit a kernel runs.
+#define DENSE_BF16_FLOP_PER_CLOCK_SM 4096
+static void report_waves_and_peak(uint32_t m, uint32_t n, uint32_t k) {
+    const uint32_t ctiles = (((m + Best::BM - 1) / Best::BM + Best::CM - 1) / Best::CM) *
+                            (((n + BN - 1) / BN + Best::CN - 1) / Best::CN);
+    const uint32_t clusters = (uint32_t)resident_clusters<Best>(),
+                   rounds = (ctiles + clusters - 1) / clusters;
+    record_gpu_line(
+        "waves: %u cluster tiles of %d x %d over %u clusters, %.2f each: %u rounds, %.1f %% of the "
+        "cluster-rounds busy",
+        ctiles, Best::BM * Best::CM, BN * Best::CN, clusters, (double)ctiles / clusters, rounds,
+        100.0 * ctiles / ((double)rounds * clusters));
+    int sms = 0, khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    const double peak = (double)sms * DENSE_BF16_FLOP_PER_CLOCK_SM * khz * 1e3, flops = 2.0 * m * n * k;
+    const double ms_cublas = perf_ms("cublas"), ms_ours = perf_ms("persistent");
+    record_gpu_line(
+        "peak: %d SMs x %d flop per clock (dense bf16) x %d MHz (the SM clock's maximum) = %.1f TFLOP/s; "
+        "cublas reached %.1f %% of it, persistent %.1f %%",
+        sms, DENSE_BF16_FLOP_PER_CLOCK_SM, khz / 1000, peak / 1e12,
+        ms_cublas > 0 ? 100.0 * flops / (ms_cublas * 1e-3) / peak : 0.0,
+        ms_ours > 0 ? 100.0 * flops / (ms_ours * 1e-3) / peak : 0.0);
 }
 
 static void report_launches(uint32_t group) {
@@ -1020,12 +1311,14 @@ static const IntOption kOptions[NUM_OPTS] = {
     {"--m", "M", "rows of A and C of the timed problem", 1, 32768, 8192, 1024},
     {"--n", "N", "rows of B, columns of C", 1, 32768, 8192, 1024},
     {"--k", "K", "the inner dimension (exact sums need K <= 2^20)", 1, MAX_K, 8192, 1024},
-    // --quick (the sanitizers' run) keeps an edge problem, smaller: no size a multiple of a tile, a K tail,
-    // and C's rows (777 floats) not a multiple of 16 bytes.
-    {"--edge-m", "M", "M of the edge problem (every part checked; cuBLAS and the best timed)", 1, 32768, 8191,
-     1000},
+    // The edge problem, full and --quick (the sanitizers' run): no size a multiple of a tile; an odd number
+    // of 128-row tiles (63, 9) whose last holds under 64 rows, so a cluster of 2 runs a padding CTA and a
+    // warpgroup a padding tile; an odd K (a K tail from the TMA's zero fill, and a row padded to 16 bytes
+    // with NaNs that only a load past K would read); C's rows (4097, 777 floats) no multiple of 16 bytes.
+    {"--edge-m", "M", "M of the edge problem (every part checked; cuBLAS and the best timed)", 1, 32768, 7990,
+     1050},
     {"--edge-n", "N", "N of the edge problem", 1, 32768, 4097, 777},
-    {"--edge-k", "K", "K of the edge problem", 1, MAX_K, 3000, 1000},
+    {"--edge-k", "K", "K of the edge problem", 1, MAX_K, 3001, 1001},
     {"--splitk-m", "M", "M of the K-heavy split-K problem", 1, 32768, 1024, 256},
     {"--splitk-n", "N", "N of the split-K problem", 1, 32768, 1024, 256},
     {"--splitk-k", "K", "K of the split-K problem", 1, MAX_K, 65536, 8192},
@@ -1041,8 +1334,9 @@ static size_t host_bytes(uint32_t m, uint32_t n, uint32_t k) {
            2 * 4 * (size_t)(m + 2 * FRAME) * output_ld(n);
 }
 
+// One problem's operands and framed output, and cublasLt's workspace (problems run one at a time).
 static size_t device_bytes(uint32_t m, uint32_t n, uint32_t k) {
-    return (size_t)(m + n) * round_up(k, 8) * 2 + 4 * (size_t)(m + 2 * FRAME) * output_ld(n);
+    return (size_t)(m + n) * round_up(k, 8) * 2 + 4 * (size_t)(m + 2 * FRAME) * output_ld(n) + LT_WORKSPACE;
 }
 
 // Every rule before the GPU is touched: the tensor maps' (the rows of A and B
@@ -1089,7 +1383,6 @@ static void print_problem(const Cli* cli) {
 int main(int argc, char** argv) {
     const Cli cli = parse_cli(argc, argv, &kCli);  // and check_arguments
     const long long* v = cli.value;
-    const uint32_t splits = (uint32_t)v[OPT_SPLITS], group = (uint32_t)v[OPT_GROUP];
     require_hopper();
     require_device_memory("--m --n --k",
                           device_bytes((uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K]));
@@ -1100,21 +1393,24 @@ int main(int argc, char** argv) {
         "--splitk-m --splitk-n --splitk-k",
         device_bytes((uint32_t)v[OPT_SPLIT_M], (uint32_t)v[OPT_SPLIT_N], (uint32_t)v[OPT_SPLIT_K]));
     print_problem(&cli);
-    cudaStream_t s;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cublasHandle_t h;
-    CUBLAS_CHECK(cublasCreate(&h));
-    CUBLAS_CHECK(cublasSetStream(h, s));
+    Session ses = {&cli, NULL, NULL, NULL, NULL, (uint32_t)v[OPT_SPLITS], (uint32_t)v[OPT_GROUP]};
+    CUDA_CHECK(cudaStreamCreateWithFlags(&ses.s, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&ses.h));
+    CUBLAS_CHECK(cublasSetStream(ses.h, ses.s));
+    CUBLAS_CHECK(cublasLtCreate(&ses.lt));
+    CUDA_CHECK(cudaMalloc(&ses.workspace, LT_WORKSPACE));
     CUDA_CHECK(cudaFuncSetAttribute((const void*)wgmma_sync, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     (int)tma_smem_bytes(SYNC_STAGE_BYTES, 1024)));
-    part_problem("edge_", (uint32_t)v[OPT_EDGE_M], (uint32_t)v[OPT_EDGE_N], (uint32_t)v[OPT_EDGE_K], &cli,
-                 SHAPE_EDGE, s, h, splits, group);
-    part_problem("", (uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K], &cli, SHAPE_MAIN, s, h,
-                 splits, group);
+    part_problem("edge_", (uint32_t)v[OPT_EDGE_M], (uint32_t)v[OPT_EDGE_N], (uint32_t)v[OPT_EDGE_K],
+                 SHAPE_EDGE, &ses);
+    part_problem("", (uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K], SHAPE_MAIN, &ses);
     part_problem("splitk_", (uint32_t)v[OPT_SPLIT_M], (uint32_t)v[OPT_SPLIT_N], (uint32_t)v[OPT_SPLIT_K],
-                 &cli, SHAPE_SPLIT_K, s, h, splits, group);
-    report_launches(group);
-    CUBLAS_CHECK(cublasDestroy(h));
-    CUDA_CHECK(cudaStreamDestroy(s));
+                 SHAPE_SPLIT_K, &ses);
+    report_launches(ses.group);
+    report_waves_and_peak((uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K]);
+    CUDA_CHECK(cudaFree(ses.workspace));
+    CUBLAS_CHECK(cublasLtDestroy(ses.lt));
+    CUBLAS_CHECK(cublasDestroy(ses.h));
+    CUDA_CHECK(cudaStreamDestroy(ses.s));
     return finish_against(cublas_reference_ms, "TFLOP/s", 1e12, "cublas");
 }

@@ -59,11 +59,11 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, **kw)
 
 
-def run_unit(source: str, tmp_path: pathlib.Path) -> subprocess.CompletedProcess:
-    """Build a host-only unit test (tests/unit_*.cu; no warnings allowed), run it, and
-    require its "UNIT: PASS"."""
+def run_unit(source: str, tmp_path: pathlib.Path, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Build a host-only unit test (tests/unit_*.cu; no warnings allowed; `flags`: more nvcc
+    arguments, e.g. a step's architecture and libraries), run it, and require its "UNIT: PASS"."""
     exe = tmp_path / pathlib.Path(source).stem
-    p = run(["nvcc", "-std=c++17", "-I.", "-Xcompiler", "-Wall,-Wextra", source, "-o", str(exe)])
+    p = run(["nvcc", "-std=c++17", "-I.", "-Xcompiler", "-Wall,-Wextra", *flags, source, "-o", str(exe)])
     assert p.returncode == 0 and "warning" not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
     p = run([str(exe)])
     assert p.returncode == 0 and "UNIT: PASS" in p.stdout, p.stdout

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from checker import deterministic_lines, evaluate
+from checker import deterministic_lines, evaluate, order_problems
 from contract import REFERENCE_GPU, REFERENCE_RE, RESULTS, gpu_slug, read_csv
 
 from conftest import REPO, binary, no_gpu_env, run
@@ -24,8 +24,10 @@ def expected(step):
 
 
 def recorded_runs(step_dir):
-    """Full runs of the step that `make bench` recorded, one per GPU."""
-    return [d / f"{step_dir}.txt" for d in GPU_RUN_DIRS if (d / f"{step_dir}.txt").is_file()]
+    """Full runs of the step that `make bench` recorded: one per GPU, and the
+    repeated runs of `bench.py --repeat` (<step>.run2.txt ...)."""
+    return [p for d in GPU_RUN_DIRS for p in [d / f"{step_dir}.txt", *sorted(d.glob(f"{step_dir}.run[0-9]*.txt"))]
+            if p.is_file()]
 
 
 def check_cli(step_dir, *args, **kw):
@@ -36,6 +38,16 @@ def test_the_reference_gpu_and_the_h100_are_recorded():
     names = {d.name for d in GPU_RUN_DIRS}
     assert gpu_slug(REFERENCE_GPU) in names, f"results/runs/{gpu_slug(REFERENCE_GPU)} is missing: run `make bench` on it"
     assert any(n.startswith("NVIDIA_H100") for n in names), "no H100 recording in results/runs"
+
+
+def test_every_gpu_holds_the_runs_the_step_asks_for(step_dir, step):
+    # A step whose headline is a range (09: bench_runs = 3) has that many full runs on each recorded GPU
+    # (`make bench`), each judged by the test below.
+    for d in GPU_RUN_DIRS:
+        runs = [p.name for p in recorded_runs(step_dir) if p.parent == d]
+        assert not runs or len(runs) >= step.bench_runs, f"{d.name}: {runs}, want {step.bench_runs}: run `make bench`"
+    if step.bench_runs > 1:
+        assert all(len([p for p in recorded_runs(step_dir) if p.parent == d]) >= step.bench_runs for d in GPU_RUN_DIRS)
 
 
 def test_every_recorded_run_passes_against_expected_output(step_dir, step):
@@ -76,11 +88,18 @@ def recorded_pct(step_dir):
 def test_floors_sit_just_below_every_recording(step_dir, step):
     # A floor of 0 would let any regression through; one above a recording
     # would fail a healthy GPU. Each floor lies between 70 % and 100 % of the
-    # lowest value any GPU recorded.
+    # lowest value any GPU recorded. A line that a ratio claim guards against
+    # our own kernel ((faster, slower, r) in perf_order: 09's edge problem,
+    # where cuBLAS has no fast kernel) needs only to match its reference: 1.0.
     lowest = recorded_pct(step_dir)
+    ratio_guarded = {claim[0] for claim in step.perf_order if len(claim) == 3}
     for name, floor in step.perf_floors.items():
         if REFERENCE_RE.match(name):  # cudaMemcpy_D2D, cublas, edge_cublas, splitk_cublas
             assert floor == 1.0
+            continue
+        assert name in lowest, f"PERF {name} has no recording in results/"
+        if name in ratio_guarded:
+            assert 100 * floor <= lowest[name] and floor >= 1.0, f"{name}: floor {floor}, lowest {lowest[name]} %"
             continue
         assert name in lowest, f"PERF {name} has no recording in results/"
         assert 0.70 * lowest[name] <= 100 * floor <= lowest[name], \
@@ -89,10 +108,10 @@ def test_floors_sit_just_below_every_recording(step_dir, step):
 
 def test_ordering_claims_hold_on_every_gpu(step_dir, step):
     for csv_path in sorted(RESULTS.glob("*.csv")):
-        pct = {r["name"]: float(r["pct"]) for r in read_csv(csv_path) if r.get("step") == step_dir}
-        for faster, slower in step.perf_order:
-            if faster in pct and slower in pct:
-                assert pct[faster] > pct[slower], f"{csv_path.name}: {faster} {pct[faster]} <= {slower} {pct[slower]}"
+        rows = {r["name"]: {"pct": float(r["pct"]), "rate": float(r["rate"]), "unit": r["unit"], "ref": r["reference"]}
+                for r in read_csv(csv_path) if r.get("step") == step_dir}
+        for claim in step.perf_order:
+            assert not order_problems(claim, rows), f"{csv_path.name}: {order_problems(claim, rows)}"
 
 
 def needs_perf(step):
@@ -182,18 +201,35 @@ def test_nonzero_exit(step):
 
 
 def test_broken_lesson_claim(step):
-    # Swap the two numbers of each (faster, slower) pair: the claim fails.
+    # Each claim's faster line given a value just short of what the claim asks
+    # (the slower line's percent; or r times its rate): the claim fails.
     if not step.perf_order:
         pytest.skip(f"{step.name}/check.py states no ordering claim")
-    for faster, slower in step.perf_order:
+    for claim in step.perf_order:
+        faster, slower = claim[:2]
         out = expected(step)
-        pct = {n: re.search(rf"^PERF\s+{re.escape(n)}\s.*?(\d+\.\d+) % of (memcpy|cublas)$", out, re.M)[1]
-               for n in (faster, slower)}
-        out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
-                           lambda m: m[1] + pct[slower] + m[2])
-        out = mutate_first(out, rf"^(PERF\s+{re.escape(slower)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
-                           lambda m: m[1] + pct[faster] + m[2])
-        fails(step, out, want=f"should beat {slower}")
+        line = {n: re.search(rf"^PERF\s+{re.escape(n)}\s+\S+ ms\s+(\d+\.\d+) \S+\s+(\d+\.\d+) % of", out, re.M)
+                for n in (faster, slower)}
+        if len(claim) == 2:  # the percent: swapped with the slower line's
+            out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
+                               lambda m: m[1] + line[slower][2] + m[2])
+            out = mutate_first(out, rf"^(PERF\s+{re.escape(slower)}\s.*?)\d+\.\d+( % of (memcpy|cublas))$",
+                               lambda m: m[1] + line[faster][2] + m[2])
+        else:  # the rate: just under r times the slower line's
+            short = float(line[slower][1]) * claim[2] * 0.999
+            out = mutate_first(out, rf"^(PERF\s+{re.escape(faster)}\s+\S+ ms\s+)\d+\.\d+ ",
+                               lambda m: f"{m[1]}{short:.1f} ")
+        fails(step, out, want="the lesson's claim no longer holds")
+
+
+def test_lesson_claim_with_a_ratio():
+    # (a, b): a's percent above b's; (a, b, r): a's rate at least r times b's.
+    perf = {"a": {"rate": 600.0, "unit": "TFLOP/s", "pct": 99.0, "ref": "cublas"},
+            "b": {"rate": 900.0, "unit": "TFLOP/s", "pct": 98.0, "ref": "cublas"}}
+    assert order_problems(("a", "b"), perf) == []  # a drift: fewer TFLOP/s, a higher percent of the reference
+    assert "should beat a" in order_problems(("b", "a"), perf)[0]
+    assert order_problems(("a", "b", 0.6), perf) == []
+    assert "should reach 0.7 x b" in order_problems(("a", "b", 0.7), perf)[0]
 
 
 def test_exit_77_is_skip_not_pass(step_dir, step):
@@ -214,6 +250,7 @@ def test_real_run_without_gpu_is_skip(built, step_dir):
 
 @pytest.mark.parametrize("text,message", [
     ('perf_floors = {"a": 0.5}\nheadline = "a"\nsass = {}\nperf_order = [("a", "typo")]\n', "typo"),
+    ('perf_floors = {"a": 0.5}\nheadline = "a"\nsass = {}\nperf_order = [("a", "a", -1)]\n', "least ratio"),
     ('perf_floors = {"a": 0.5}\nheadline = "b"\nsass = {}\n', "'b'"),
     ('perf_floors = {"a": 0.5}\nsass = {}\n', "headline"),
     ('perf_floors = {"a": 0.5\n', "does not load"),

@@ -6,6 +6,7 @@ installs; a missing tool is a failure, never a skip.
 """
 
 import re
+import subprocess
 
 import pytest
 
@@ -165,3 +166,24 @@ def test_the_order_rule_sees_a_misplaced_or_loosened_wait():
     assert check_order([sts, bar, fen, st], fence)  # the fence after the barrier: one thread's, too late
     assert check_order([fen, sts, bar, st], fence)  # a store after the fence
     assert check_order([sts, bar, st], fence)       # no fence
+
+
+def test_memcpy_async_with_a_barrier(tmp_path):
+    # The seed's question, answered from the machine code (tests/probe_memcpy_async_barrier.cu):
+    # cuda::memcpy_async with a cuda::barrier is a TMA bulk copy (UBLKCP, its bytes counted by the
+    # barrier's expect-tx arrive) where 16-byte alignment is promised, and silently a synchronous
+    # byte copy by the threads where it is not; cp.async (LDGSTS) in neither case.
+    exe = tmp_path / "probe.cubin"
+    p = subprocess.run(["nvcc", "-std=c++17", "-I.", "-gencode", "arch=compute_90a,code=sm_90a", "-cubin",
+                        "tests/probe_memcpy_async_barrier.cu", "-o", str(exe)], cwd=REPO, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    functions = dump_sass(exe)
+    ops = {int(re.search(r"ILi(\d)E", name)[1]): {opcode(ln) for ln in lines}
+           for name, lines in functions.items() if "memcpy_async_barrier" in name}
+    assert sorted(ops) == [0, 1, 2, 3], sorted(ops)
+    for call in (0, 1, 3):  # aligned_size_t<16>, float4 pointers, one thread's aligned call
+        assert "UBLKCP.S.G" in ops[call] and "SYNCS.ARRIVE.TRANS64.RED.A0TR" in ops[call], (call, sorted(ops[call]))
+        assert "LDGSTS.E.BYPASS.128" not in ops[call] and not any(o.startswith("LDGSTS") for o in ops[call])
+    bytes_copy = ops[2]  # char pointers, a plain size: nothing promises alignment
+    assert not any(o.startswith(("UBLKCP", "LDGSTS")) for o in bytes_copy), sorted(bytes_copy)
+    assert any(o.startswith("LDG.E.U8") for o in bytes_copy), sorted(bytes_copy)

@@ -1,7 +1,8 @@
 """common/tutorial.cuh's and 03_tma_load/tensor_map.h's host code, compiled
 and run on the CPU: the median, the seeded fill and the poison, the
 comparator against a wrong index, a missing element and an output never
-written, and every tensor-map rule."""
+written, and every tensor-map rule; and step 09's own checks (its TMA-store
+tail rule, its inputs, its PERF references) compiled from its program."""
 
 import re
 
@@ -47,3 +48,14 @@ def test_tensor_map_rules(tmp_path):
     # Rows that overlap are legal: the encoder accepts them (step 03's rules part shows it on the GPU).
     assert lines.get("rows_overlap_valid") == ""
     assert "box_bytes_strided" in lines and lines["box_bytes_strided"] == ""
+
+
+def test_gemm_host_checks(tmp_path):
+    # 09_gemm/gemm.cu's host checks, fed wrong answers: the tail past C excused only when it holds
+    # what the hardware writes there (zeros), a frame or interior word never; an unpaired PERF line
+    # gets no reference.
+    p = run_unit("tests/unit_gemm_checks.cu", tmp_path,
+                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas", "-lcublasLt"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"tail_zeros_counted", "tail_value_not_excused", "frame_zero_not_excused", "interior_zero_reported",
+            "inputs_nonzero_small", "unpaired_line_gets_none"} <= oks, p.stdout

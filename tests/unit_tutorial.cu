@@ -2,17 +2,7 @@
 // make no CUDA call). Built and run by tests/test_tutorial_host.py. Prints one
 // line per case, "ok NAME" or "FAIL NAME: why", and exits 1 on any failure.
 #include "common/tutorial.cuh"
-
-static int failures = 0;
-#define EXPECT(name, cond)                        \
-    do {                                          \
-        if (cond)                                 \
-            printf("ok %s\n", name);              \
-        else {                                    \
-            printf("FAIL %s: %s\n", name, #cond); \
-            ++failures;                           \
-        }                                         \
-    } while (0)
+#include "tests/unit_expect.h"
 
 int main(void) {
     float odd[] = {5.f, 1.f, 3.f}, even[] = {4.f, 1.f, 3.f, 2.f};
@@ -65,6 +55,5 @@ int main(void) {
 
     free(want);
     free(got);
-    printf("%s\n", failures ? "UNIT: FAIL" : "UNIT: PASS");
-    return failures ? 1 : 0;
+    return UNIT_RESULT();
 }

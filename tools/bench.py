@@ -1,6 +1,6 @@
 """`make bench`: run every step at full size and record what it printed.
 
-    python3 tools/bench.py [--build build] 01_memcpy_baseline 02_cp_async ...
+    python3 tools/bench.py [--build build] [--repeat N] 01_memcpy_baseline 02_cp_async ...
 
 For each step, on the GPU this runs on:
 - its PERF lines go into results/<GPU>.csv (e.g. results/NVIDIA_H200.csv),
@@ -11,6 +11,11 @@ For each step, on the GPU this runs on:
   tools/bugs.py with the flags of build/flags.txt) to <step>.bugN.txt, with
   the exit code on the first line. Lessons quote these runs (tools/results_table.py),
   and the tests check that every recorded run still passes its checker.
+A step runs N times in a row, N its check.py's bench_runs (default 1) or
+--repeat N if larger: the first run is recorded as above, the others as
+<step>.run2.txt ... <step>.runN.txt (the spread a lesson quotes,
+tools/results_table.py; the tests judge every one of them), and older runK
+files past N are removed, so no run of an earlier version stays beside them.
 A step that fails (any non-zero exit, 77 included) makes the whole command
 fail, and its old rows are kept rather than replaced by nothing. A planted
 mistake's run may fail: that is what it is for.
@@ -82,7 +87,10 @@ def main() -> int:
     ap.add_argument("steps", nargs="+")
     ap.add_argument("--build", default="build")
     ap.add_argument("--timeout", type=positive_seconds, default=600.0)
+    ap.add_argument("--repeat", type=int, default=1, help="run each step N times (runs 2..N: <step>.runK.txt)")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
 
     new: dict[pathlib.Path, list[dict[str, str]]] = {}  # csv file -> rows
     done: dict[pathlib.Path, set[str]] = {}             # csv file -> steps run now
@@ -112,6 +120,19 @@ def main() -> int:
             failed.append(step)
             continue
         record_run(run_dir(gpu["gpu"]) / f"{step}.txt", [], code, out, err)
+        runs = max(a.repeat, rules.bench_runs)
+        for old in run_dir(gpu["gpu"]).glob(f"{step}.run[0-9]*.txt"):
+            if int(old.name[len(step) + 4:-4]) > runs:
+                old.unlink()
+        for k in range(2, runs + 1):  # the same binary again: what varies from run to run
+            try:
+                kcode, kout, kerr = run(binary, [], a.timeout)
+            except subprocess.TimeoutExpired:
+                kcode, kout, kerr = 124, "", f"timed out after {a.timeout:.0f} s"
+            record_run(run_dir(gpu["gpu"]) / f"{step}.run{k}.txt", [], kcode, kout, kerr)
+            if kcode != 0 or parse_perf(kout)[1]:
+                print(f"bench {step}: run {k} FAIL (exit {kcode}) {kerr.strip()}")
+                failed.append(f"{step} run {k}")
         nvcc = f"{os.environ.get('NVCC', 'nvcc')} {(REPO / a.build / 'flags.txt').read_text().strip()}"
         for n in sorted(bugs.diff_paths(step)):
             try:

@@ -9,7 +9,8 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
 
     perf_floors  {PERF name: lowest acceptable fraction of memcpy}
     headline     the PERF name (or "check:<prefix>") quoted in README.md's step table
-    perf_order   [(faster, slower), ...]: claims a lesson makes, checked on every run
+    perf_order   [(faster, slower), ...]: claims a lesson makes, checked on every run: faster's % of
+                 its reference above slower's; (a, b, r): a's rate (GB/s, TFLOP/s) at least r times b's
     sass         {kernel: [SASS opcodes it must contain]}      (tools/sass.py)
     sass_absent  {kernel: [SASS opcodes it must NOT contain]}
     sass_count   {kernel: {SASS pattern: how many times exactly}}
@@ -23,6 +24,7 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
     profile      what `make profile-NN` measures with ncu      (tools/ncu_profile.py)
     lab          {hole k: {"teaches": ..., rules}}: what the kernels of lab hole NN.k must show in
                  their machine code once it is filled (tools/lab.py grades a fill without it MECHANISM)
+    bench_runs   how many full runs `make bench` records (default 1; 09: 3, its headline is a range)
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
 is FAIL; then every rule, each failure reported with what was expected.
@@ -49,7 +51,7 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
 RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "fences", "sass_fences",
-             "sass_order", "profile", "lab"}
+             "sass_order", "profile", "lab", "bench_runs"}
 # A lab hole's mechanism rules (tools/lab.py): what the machine code of its kernels must show once it is filled.
 LAB_KEYS = {"teaches", "sass", "sass_absent", "sass_count", "ptx_count", "build_log_absent"}
 
@@ -62,7 +64,7 @@ class Step:
     perf_floors: dict[str, float]
     headline: str
     sass: dict[str, list[str]]
-    perf_order: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    perf_order: list[tuple] = dataclasses.field(default_factory=list)  # (faster, slower[, least ratio])
     sass_absent: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     sass_count: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     fences: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
@@ -70,6 +72,7 @@ class Step:
     sass_order: dict[str, list[tuple]] = dataclasses.field(default_factory=dict)
     profile: dict | None = None
     lab: dict[int, dict] = dataclasses.field(default_factory=dict)  # hole k (lab NN.k) -> its mechanism rules
+    bench_runs: int = 1  # full runs `make bench` records (tools/bench.py): a headline stated as a range needs 3
 
     @property
     def folder(self) -> pathlib.Path:
@@ -112,7 +115,12 @@ def load_step(step_dir: str) -> Step:
                              f"(keys: {sorted(LAB_KEYS)}){f'; unknown {sorted(bad)}' if bad else ''}")
     # Every name a rule uses must be a PERF line the floors declare: a typo
     # would otherwise make the rule skip silently.
-    named = [n for pair in step.perf_order for n in pair]
+    for claim in step.perf_order:
+        if not (isinstance(claim, tuple) and len(claim) in (2, 3) and all(isinstance(n, str) for n in claim[:2])
+                and (len(claim) == 2 or isinstance(claim[2], (int, float)) and claim[2] > 0)):
+            raise ValueError(f"{step_dir}/check.py: perf_order entry {claim!r}: want (faster, slower) or "
+                             f"(faster, slower, least ratio > 0)")
+    named = [n for claim in step.perf_order for n in claim[:2]]
     if not step.headline.startswith("check:"):
         named.append(step.headline)
     undeclared = sorted(set(named) - set(step.perf_floors))
@@ -148,6 +156,30 @@ def parse_perf(text: str) -> tuple[dict[str, dict[str, float]], list[str]]:
             problems.append(f"PERF {m['name']} appears twice")
         perf[m["name"]] = {**{k: float(m[k]) for k in ("ms", "rate", "pct")}, "unit": m["unit"], "ref": m["ref"]}
     return perf, problems
+
+
+def order_problems(claim: tuple, perf: dict[str, dict[str, float]]) -> list[str]:
+    """A lesson's claim about two PERF lines of one run. (faster, slower):
+    faster's percent of its reference above slower's. Each percent divides
+    by a reference timed in the same run (09: interleaved with the part
+    itself), so a drift of the clocks between the two parts cancels: on the
+    H100, 09's persistent kernel measured fewer TFLOP/s than its row-major
+    ablation in one run while its percent of cuBLAS stayed 4.6 points ahead.
+    For the memcpy steps the percent is the rate over one memcpy rate, so
+    this is the rates' order. (faster, slower, r): faster's rate (GB/s or
+    TFLOP/s) at least r times slower's, for lines of different problems
+    (different references), where only the rates compare."""
+    faster, slower = claim[:2]
+    if faster not in perf or slower not in perf:
+        return []  # a missing line is reported by the floors
+    a, b = perf[faster], perf[slower]
+    if len(claim) == 2 and not a["pct"] > b["pct"]:
+        return [f"PERF {faster} ({a['pct']:.1f} % of {a['ref']}) should beat {slower} ({b['pct']:.1f} % of "
+                f"{b['ref']}): the lesson's claim no longer holds"]
+    if len(claim) == 3 and not a["rate"] >= claim[2] * b["rate"]:
+        return [f"PERF {faster} ({a['rate']:.1f} {a['unit']}) should reach {claim[2]:g} x {slower} "
+                f"({b['rate']:.1f} {b['unit']}): the lesson's claim no longer holds"]
+    return []
 
 
 def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stderr: str = "",
@@ -195,10 +227,8 @@ def evaluate(step: Step, output: str, exit_code: int, expected: str | None, stde
     for name in perf:
         if name not in step.perf_floors:
             problems.append(f"PERF {name} is not declared in {step.name}/check.py (give it a floor)")
-    for faster, slower in ([] if shadow else step.perf_order):
-        if faster in perf and slower in perf and not perf[faster]["pct"] > perf[slower]["pct"]:
-            problems.append(f"PERF {faster} ({perf[faster]['pct']:.1f} %) should beat {slower} "
-                            f"({perf[slower]['pct']:.1f} %): the lesson's claim no longer holds")
+    for claim in ([] if shadow else step.perf_order):
+        problems += order_problems(claim, perf)
     for name, v in perf.items():
         if REFERENCE_RE.match(name) and abs(v["pct"] - 100.0) > 0.05:
             problems.append(f"PERF {name} must read 100.0 % of {v['ref']} (it is the reference)")

@@ -29,6 +29,12 @@ Two kinds of generated text, each between HTML comments that Markdown hides:
   and <!-- file:results/experiments/X.txt:REGEX -->...<!-- /file --> those of
   any recorded file, and <!-- diff:N -->...<!-- /diff --> the planted
   mistake NN_topic/bugs/N.diff itself, as a diff block.
+* NN_topic/README.md:
+      <!-- spread:NAME,NAME,... -->...<!-- /spread -->
+  becomes a table of those PERF lines over every recorded full run of the
+  step on each GPU (results/runs/<GPU>/<step>.txt and the repeats of
+  `tools/bench.py --repeat N`, <step>.runK.txt): lowest to highest rate and
+  percent of the reference, and how many runs.
 * README.md's example of a passing run:
       <!-- example-output -->...<!-- /example-output -->
   becomes lines of 01_memcpy_baseline/expected_output.txt (a real H200 run).
@@ -45,7 +51,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from checker import load_step  # noqa: E402
+from checker import load_step, parse_perf  # noqa: E402
 from contract import REFERENCE_GPU, REPO, check_lines, gpu_slug, perf_csv, read_csv, step_dirs  # noqa: E402
 from bench import run_dir  # noqa: E402
 import bugs  # noqa: E402
@@ -84,6 +90,17 @@ def headline_cell(step_dir: str, rows: list[dict[str, str]]) -> str:
                     cell += (f"; {run.parent.name.replace('NVIDIA_', '').replace('_', ' ')}: "
                              f"{sum(int(m['wrong']) for m in other)} of {sum(int(m['total']) for m in other)}")
         return cell
+    if step.bench_runs > 1:  # a headline stated as a range: lowest to highest over the recorded runs, per GPU
+        cells = []
+        for gpu in repeated_runs(step_dir):
+            got = range_value(step_dir, step.headline, "pctrange", None if gpu == gpu_slug(REFERENCE_GPU) else gpu)
+            if got:
+                name = gpu.replace("NVIDIA_", "").replace("_", " ")
+                ref = next((REF_NAME[r["reference"]] for r in rows if r["step"] == step_dir), "its reference")
+                runs = len(repeated_runs(step_dir)[gpu])
+                cells.append(f"`{step.headline}` {got} of {ref} ({runs} {name} runs)" if not cells
+                             else f"{name}: {got} ({runs} runs)")
+        return "; ".join(cells) if cells else "not yet measured"
     cell = next((f"`{r['name']}` {r['pct']} % of {REF_NAME[r['reference']]} ({rate(r)})" for r in rows
                  if r["step"] == step_dir and r["name"] == step.headline), "not yet measured")
     for path in sorted(REPO.glob("results/*.csv")):  # every other GPU that has a recording
@@ -116,13 +133,33 @@ def perf_table(step_dir: str, rows: list[dict[str, str]]) -> str:
 FIELDS = {"pct": ("pct", "{} %"), "gbps": ("rate", "{} GB/s"), "tflops": ("rate", "{} TFLOP/s"), "ms": ("ms", "{} ms")}
 
 
+RANGES = {"pctrange": ("pct", "%"), "tflopsrange": ("rate", "TFLOP/s")}
+
+
+def range_value(step_dir: str, name: str, field: str, gpu: str | None) -> str | None:
+    """.pctrange / .tflopsrange: "93.8 to 97.1 %", lowest to highest over every recorded full run of the
+    step on the reference GPU (or the GPU whose folder name contains `gpu`); None if none is recorded."""
+    runs = {g: paths for g, paths in repeated_runs(step_dir).items()
+            if (gpu in g if gpu else g == gpu_slug(REFERENCE_GPU))}
+    values = sorted(r[name][RANGES[field][0]] for paths in runs.values() for p in paths
+                    for r in [parse_perf(p.read_text())[0]] if name in r)
+    if not values:
+        return None
+    return f"{values[0]:.1f} to {values[-1]:.1f} {RANGES[field][1]}"
+
+
 def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
     """<!-- v:NAME.FIELD --> -> the reference GPU's number; <!-- v:NAME.FIELD@H100 --> -> the
-    number of the recorded GPU whose results file name contains H100 (results/NVIDIA_*H100*.csv)."""
+    number of the recorded GPU whose results file name contains H100 (results/NVIDIA_*H100*.csv).
+    .pctrange and .tflopsrange: the range over every recorded run (tools/bench.py --repeat)."""
     mine = {r["name"]: r for r in rows if r["step"] == step_dir}
 
     def value(m: re.Match) -> str:
         name, field, gpu = m[1], m[2], m[3]
+        if field in RANGES:
+            tag = f"v:{name}.{field}{'@' + gpu if gpu else ''}"
+            got = range_value(step_dir, name, field, gpu)
+            return f"<!-- {tag} -->{got if got else '(not measured)'}<!-- /v -->"
         if field not in FIELDS:
             raise SystemExit(f"{step_dir}/README.md: unknown field .{field} in <!-- v:{name}.{field} -->")
         table = mine
@@ -138,6 +175,36 @@ def inline_values(step_dir: str, text: str, rows: list[dict[str, str]]) -> str:
         return f"<!-- {tag} -->{fmt.format(table[name][column])}<!-- /v -->"
 
     return re.sub(r"<!-- v:(\S+?)\.(\w+)(?:@(\w+))? -->.*?<!-- /v -->", value, text, flags=re.S)
+
+
+def repeated_runs(step_dir: str) -> dict[str, list[pathlib.Path]]:
+    """Every recorded full run of a step, by GPU (the reference GPU first)."""
+    runs = {}
+    for d in sorted((REPO / "results" / "runs").iterdir(), key=lambda d: (d.name != gpu_slug(REFERENCE_GPU), d.name)):
+        found = [p for p in [d / f"{step_dir}.txt", *sorted(d.glob(f"{step_dir}.run[0-9]*.txt"))] if p.is_file()]
+        if found:
+            runs[d.name] = found
+    return runs
+
+
+def spread_tables(step_dir: str, text: str) -> str:
+    """<!-- spread:A,B --> -> lines A and B over all recorded runs, per GPU: the range, not one number."""
+    def table(m: re.Match) -> str:
+        names = m[1].split(",")
+        out = ["", "| GPU | runs | part | rate, lowest to highest | of the reference, lowest to highest |",
+               "| --- | ---: | --- | ---: | ---: |"]
+        for gpu, paths in repeated_runs(step_dir).items():
+            perf = [parse_perf(p.read_text())[0] for p in paths]
+            for name in names:
+                got = [r[name] for r in perf if name in r]
+                if not got:
+                    raise SystemExit(f"{step_dir}/README.md: <!-- spread:{m[1]} -->: no PERF {name} on {gpu}")
+                rates, pcts = sorted(r["rate"] for r in got), sorted(r["pct"] for r in got)
+                out.append(f"| {gpu.replace('_', ' ')} | {len(got)} | `{name}` | {rates[0]:.1f} to {rates[-1]:.1f} "
+                           f"{got[0]['unit']} | {pcts[0]:.1f} to {pcts[-1]:.1f} % of {got[0]['ref']} |")
+        return f"<!-- spread:{m[1]} -->" + "\n".join(out) + "\n<!-- /spread -->"
+
+    return re.sub(r"<!-- spread:(\S+?) -->.*?<!-- /spread -->", table, text, flags=re.S)
 
 
 def expected_lines(step_dir: str, text: str) -> str:
@@ -330,6 +397,7 @@ def render() -> dict[pathlib.Path, str]:
                                    perf_table(step_dir, rows))
             text = inline_values(step_dir, text, rows)
             text = planted_diffs(step_dir, recorded_runs(step_dir, expected_lines(step_dir, text)))
+            text = spread_tables(step_dir, text)
             text = replace_between(text, "<!-- reading-time -->", "<!-- /reading-time -->", reading_time(text))
             files[lesson] = csv_tables(recorded_files(text))
     student = REPO / "labs" / "STUDENT.md"
