@@ -14,7 +14,9 @@ from conftest import REPO, run, run_unit
 def test_tutorial_host_functions(tmp_path):
     p = run_unit("tests/unit_tutorial.cu", tmp_path)
     checks = [ln for ln in p.stdout.splitlines() if ln.startswith("check")]
-    assert len(checks) == 4 and all(CHECK_RE.match(ln) for ln in checks), checks
+    assert len(checks) == 5 and all(CHECK_RE.match(ln) for ln in checks), checks
+    assert checks[4].startswith("check  unit_hung") and "FAIL  (0 of 1 wrong)" in checks[4], "a hung part fails"
+
     assert "(1 of 1048576 wrong)" in checks[1] and "FAIL" in checks[1]
     assert re.search(r"\[1048575\] got 0xffffffff want 0x[0-9a-f]{8}  \(poison: never written\)", p.stdout)
     assert re.search(r"^RESULT: FAIL\n(.*\n)*?RESULT: PASS$", p.stdout, re.M), "print_result's verdict follows the checks"
@@ -59,3 +61,12 @@ def test_gemm_host_checks(tmp_path):
     oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
     assert {"tail_zeros_counted", "tail_value_not_excused", "frame_zero_not_excused", "interior_zero_reported",
             "inputs_nonzero_small", "unpaired_line_gets_none"} <= oks, p.stdout
+
+
+def test_reduce_host_checks(tmp_path):
+    # 07_reduce_multicast's split-K bound, fed wrong sums: one contributor lost or added twice is caught
+    # for every element, the bound stays within 2^-17 of the terms' magnitudes, a real f32 order passes.
+    p = run_unit("tests/unit_reduce_checks.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"in_order_sum_within_bound", "bound_is_tight", "missing_contributor_caught",
+            "doubled_contributor_caught"} <= oks, p.stdout
