@@ -50,8 +50,10 @@ bench_runs = 3
 # cooperative tile without and with it, row-major order: 4 to 19 points), split-K on the K-heavy shape; and the
 # edge problem runs at no less than 0.6 x the dense problem's TFLOP/s (0.72 to 0.74 recorded). Not claimed per
 # run: the tile order and the multicast inside the best kernel (persistent against ablate_rowmajor_raster:
-# +1.8 to +5.2 points in the six runs, -3.8 in one of six earlier ones; against ablate_no_multicast: -3.3 to
-# +3.0), nor setmaxnreg or warp specialization (-2.9 to +3.5): within one run's noise, the SASS rules guard them.
+# +1.8 to +5.2 points in the six runs, -3.8 in an earlier H200 run (results/experiments/NOTES.md); against
+# ablate_no_multicast: -3.3 to +3.0), nor setmaxnreg or warp specialization (-2.9 to +3.5): within one run's
+# noise. Their guards: the SASS rules (UTMALDG.2D.MULTICAST, USETMAXREG in the best kernel) and, for the banded
+# order, ping-pong's claim, which runs the same raster code.
 perf_order = [("ring", "wgmma_sync"), ("persistent", "ring"), ("persistent", "ablate_stages_2"),
               ("pingpong", "pingpong_rowmajor"), ("multicast_2x1", "cooperative"),
               ("splitk_tma_reduce", "splitk_no_split"), ("edge_persistent", "persistent", 0.6)]

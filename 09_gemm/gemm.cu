@@ -148,37 +148,37 @@ static void explain_wrong(const uint32_t* got, const Gemm* g) {
         unwritten, nan, other, outside);
 }
 
-// A TMA store writes whole 16-byte chunks (step 06): where a row of C does
-// not end on a 16-byte boundary, it also writes the rest of the row's last
-// chunk, in the row's padding, with what the box holds there: sums of
-// products with B's zero-filled rows, so a zero (of either sign). Those
-// words, holding exactly that, are counted and restored to poison; any
-// other value there stays and is reported wrong, as is every other padding
-// and frame word. (Where C is a slice of a wider matrix, those words belong
-// to its neighbour: lesson 09.)
-static size_t tma_store_tail(uint32_t* got, const Gemm* g) {
+// A TMA store or reduce writes whole 16-byte chunks (step 06): where a row of C does not end on a
+// 16-byte boundary, it also writes the rest of the row's last chunk, in its padding, with what the box
+// holds there: sums over B's zero-filled rows, zeros. A store leaves a zero (of either sign); a reduce
+// adds zero to the poison there, which leaves a NaN. Those words, holding exactly that, are counted and
+// restored to poison; any other value stays and is reported wrong, as is every other padding and frame
+// word. (Where C is a slice of a wider matrix, those words are a neighbour's: lesson 09.)
+enum { TAIL_NONE, TAIL_STORE, TAIL_REDUCE };  // what a part's epilogue leaves past C
+static size_t tma_store_tail(uint32_t* got, const Gemm* g, int tail) {
     size_t written = 0;
     for (size_t r = 0; r < g->m; ++r)
         for (uint32_t j = g->n; j < round_up(g->n, 4); ++j) {
             uint32_t* w = &got[(FRAME + r) * g->ldc + FRAME + j];
-            if ((*w & 0x7FFFFFFFu) == 0u) ++written, *w = POISON_WORD;
+            const bool nan = (*w & 0x7F800000u) == 0x7F800000u && (*w & 0x7FFFFFu) && *w != POISON_WORD;
+            if (tail == TAIL_STORE ? (*w & 0x7FFFFFFFu) == 0u : nan) ++written, *w = POISON_WORD;
         }
     return written;
 }
 
 // Every word of the framed output: C inside, poison (never written) in the
 // frame and in the padding of each row.
-static size_t check_gemm(const char* name, const Gemm* g, bool tma_store) {
+static size_t check_gemm(const char* name, const Gemm* g, int tail_kind) {
     // The harness's readback buffer: ours to edit (tma_store_tail does).
     uint32_t* got = (uint32_t*)read_back(g->out, g->framed_words, g->s);
-    const size_t tail = tma_store ? tma_store_tail(got, g) : 0;
+    const size_t tail = tail_kind != TAIL_NONE ? tma_store_tail(got, g, tail_kind) : 0;
     const size_t wrong = check_words(name, got, g->want, g->framed_words);
     if (wrong) explain_wrong(got, g);
     if (tail)
         printf(
-            "note   %s: the TMA store also wrote %zu words past C, in the 16-byte chunk of a row's last "
+            "note   %s: the TMA %s also wrote %zu words past C, in the 16-byte chunk of a row's last "
             "element\n",
-            name, tail);
+            name, tail_kind == TAIL_STORE ? "store" : "reduce", tail);
     return wrong;
 }
 
@@ -308,28 +308,28 @@ static int pair_next(Pair* p) {
 // One part: poison the framed output, launch, check, and (if `timed` and the
 // problem is timed) time it interleaved with the reference, as PERF line
 // prefix + name with 2 M N K flops per run. A failed part is not timed.
-#define GEMM_PART(name, g, timed, tma_store, ...)                                           \
-    do {                                                                                    \
-        char name_[64];                                                                     \
-        snprintf(name_, sizeof name_, "%s%s", (g)->prefix, (name));                         \
-        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                             \
-        __VA_ARGS__;                                                                        \
-        CHECK_LAUNCH();                                                                     \
-        if (check_gemm(name_, (g), (tma_store)) == 0 && (timed) && timing_wanted((g)->cli)) \
-            for (Pair p_ = pair_begin((g), name_); pair_next(&p_);) {                       \
-                __VA_ARGS__;                                                                \
-                CHECK_LAUNCH();                                                             \
-            }                                                                               \
+#define GEMM_PART(name, g, timed, tail, ...)                                           \
+    do {                                                                               \
+        char name_[64];                                                                \
+        snprintf(name_, sizeof name_, "%s%s", (g)->prefix, (name));                    \
+        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                        \
+        __VA_ARGS__;                                                                   \
+        CHECK_LAUNCH();                                                                \
+        if (check_gemm(name_, (g), (tail)) == 0 && (timed) && timing_wanted((g)->cli)) \
+            for (Pair p_ = pair_begin((g), name_); pair_next(&p_);) {                  \
+                __VA_ARGS__;                                                           \
+                CHECK_LAUNCH();                                                        \
+            }                                                                          \
     } while (0)
 
 // The reference itself: checked like a part, timed alone (its PERF line reads 100 %).
-#define GEMM_REFERENCE(g)                                                                      \
-    do {                                                                                       \
-        char name_[64];                                                                        \
-        snprintf(name_, sizeof name_, "%scublas", (g)->prefix);                                \
-        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                                \
-        CHECK_THEN_TIME(name_, (g)->cli, (g)->s, gemm_flops(g), check_gemm(name_, (g), false), \
-                        cublas_best(g));                                                       \
+#define GEMM_REFERENCE(g)                                                                          \
+    do {                                                                                           \
+        char name_[64];                                                                            \
+        snprintf(name_, sizeof name_, "%scublas", (g)->prefix);                                    \
+        poison_device((g)->out, (g)->framed_words * 4, (g)->s);                                    \
+        CHECK_THEN_TIME(name_, (g)->cli, (g)->s, gemm_flops(g), check_gemm(name_, (g), TAIL_NONE), \
+                        cublas_best(g));                                                           \
     } while (0)
 
 // ---- The reference: a plain GPU GEMM, itself checked on the CPU ------------
@@ -1047,8 +1047,10 @@ static void choose_cublas_best(Gemm* g, LtBest* b, cublasLtHandle_t lt, void* wo
     static cublasLtMatmulHeuristicResult_t cand[LT_CANDIDATES];
     int found = 0, exact = 0, best = -1;
     bool best_exact = false;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, b->op, b->la, b->lb, b->lc, b->lc, pref, LT_CANDIDATES,
-                                                cand, &found));
+    // No candidate for a shape (NOT_SUPPORTED) is no error: cublasGemmEx, candidate `found`, remains.
+    if (cublasLtMatmulAlgoGetHeuristic(lt, b->op, b->la, b->lb, b->lc, b->lc, pref, LT_CANDIDATES, cand,
+                                       &found) != CUBLAS_STATUS_SUCCESS)
+        found = 0;
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     const int warm = 1, runs = g->cli->quick ? 2 : LT_TRIAL_RUNS;
     float best_ms = 0.f, ms[LT_TRIAL_RUNS];
@@ -1112,36 +1114,37 @@ typedef enum { SHAPE_MAIN, SHAPE_EDGE, SHAPE_SPLIT_K } ShapeKind;
 
 static void run_parts(const Gemm* g, ShapeKind kind) {
     GEMM_REFERENCE(g);  // cuBLAS at its best
-    GEMM_PART("cublas_gemmex", g, true, false, cublas_gemm(g));
+    GEMM_PART("cublas_gemmex", g, true, TAIL_NONE, cublas_gemm(g));
     if (kind == SHAPE_SPLIT_K) {  // part 6: a K-heavy problem, K split into g->splits pieces per tile
-        GEMM_PART("no_split", g, true, false, launch_gemm<Best>(g, true, g->group, 1));
-        GEMM_PART("tma_reduce", g, true, true, launch_split_k<Best::WithEpilogue<EPI_TMA_REDUCE>>(g));
-        GEMM_PART("red_v4", g, true, false, launch_split_k<Best::WithEpilogue<EPI_RED_V4>>(g));
-        GEMM_PART("atomic_add", g, true, false, launch_split_k<Best::WithEpilogue<EPI_ATOMIC>>(g));
+        GEMM_PART("no_split", g, true, TAIL_NONE, launch_gemm<Best>(g, true, g->group, 1));
+        GEMM_PART("tma_reduce", g, true, TAIL_REDUCE, launch_split_k<Best::WithEpilogue<EPI_TMA_REDUCE>>(g));
+        GEMM_PART("red_v4", g, true, TAIL_NONE, launch_split_k<Best::WithEpilogue<EPI_RED_V4>>(g));
+        GEMM_PART("atomic_add", g, true, TAIL_NONE, launch_split_k<Best::WithEpilogue<EPI_ATOMIC>>(g));
         return;
     }
     const bool all = kind == SHAPE_MAIN;  // the edge shape: every part checked; cuBLAS and the best timed
     const uint32_t G = g->group;
-    GEMM_PART("wgmma_sync", g, all, false, launch_wgmma_sync(g));
-    GEMM_PART("ring", g, all, false, launch_gemm<Ring>(g, false, 1, 1));
-    GEMM_PART("ring_setmaxnreg", g, all, false, launch_gemm<RingRegs>(g, false, 1, 1));
-    GEMM_PART("cooperative", g, all, false, launch_gemm<RingRegs>(g, true, 1, 1));
+    GEMM_PART("wgmma_sync", g, all, TAIL_NONE, launch_wgmma_sync(g));
+    GEMM_PART("ring", g, all, TAIL_NONE, launch_gemm<Ring>(g, false, 1, 1));
+    GEMM_PART("ring_setmaxnreg", g, all, TAIL_NONE, launch_gemm<RingRegs>(g, false, 1, 1));
+    GEMM_PART("cooperative", g, all, TAIL_NONE, launch_gemm<RingRegs>(g, true, 1, 1));
     // Ping-pong's units are 64 x 256: twice as many tiles, each reading all of
     // B's tile for half the rows, so without the banded raster its operands
     // miss L2 (pingpong_rowmajor); with it, it is measured as it can be.
-    GEMM_PART("pingpong", g, all, false, launch_gemm<Pingpong>(g, true, G, 1));
-    GEMM_PART("pingpong_rowmajor", g, all, false, launch_gemm<Pingpong>(g, true, 1, 1));
-    GEMM_PART("multicast_2x1", g, all, false, launch_gemm<Best>(g, true, 1, 1));
-    GEMM_PART("multicast_1x2", g, all, false, launch_gemm<Multicast1x2>(g, true, 1, 1));
-    GEMM_PART("persistent", g, true, false, launch_gemm<Best>(g, true, G, 1));
-    GEMM_PART("persistent_tma_store", g, all, true,
+    GEMM_PART("pingpong", g, all, TAIL_NONE, launch_gemm<Pingpong>(g, true, G, 1));
+    GEMM_PART("pingpong_rowmajor", g, all, TAIL_NONE, launch_gemm<Pingpong>(g, true, 1, 1));
+    GEMM_PART("multicast_2x1", g, all, TAIL_NONE, launch_gemm<Best>(g, true, 1, 1));
+    GEMM_PART("multicast_1x2", g, all, TAIL_NONE, launch_gemm<Multicast1x2>(g, true, 1, 1));
+    GEMM_PART("persistent", g, true, TAIL_NONE, launch_gemm<Best>(g, true, G, 1));
+    GEMM_PART("persistent_tma_store", g, all, TAIL_STORE,
               launch_gemm<Best::WithEpilogue<EPI_TMA_STORE>>(g, true, G, 1));
     // The ablation: the best kernel with one mechanism off at a time.
-    GEMM_PART("ablate_no_multicast", g, all, false, launch_gemm<Best::NoMulticast>(g, true, G, 1));
-    GEMM_PART("ablate_no_setmaxnreg", g, all, false, launch_gemm<Best::NoSetmaxnreg>(g, true, G, 1));
-    GEMM_PART("ablate_no_warp_special", g, all, false, launch_gemm<Best::NoSpecialization>(g, true, G, 1));
-    GEMM_PART("ablate_stages_2", g, all, false, launch_gemm<Best::WithStages<2>>(g, true, G, 1));
-    GEMM_PART("ablate_rowmajor_raster", g, all, false, launch_gemm<Best>(g, true, 1, 1));
+    GEMM_PART("ablate_no_multicast", g, all, TAIL_NONE, launch_gemm<Best::NoMulticast>(g, true, G, 1));
+    GEMM_PART("ablate_no_setmaxnreg", g, all, TAIL_NONE, launch_gemm<Best::NoSetmaxnreg>(g, true, G, 1));
+    GEMM_PART("ablate_no_warp_special", g, all, TAIL_NONE,
+              launch_gemm<Best::NoSpecialization>(g, true, G, 1));
+    GEMM_PART("ablate_stages_2", g, all, TAIL_NONE, launch_gemm<Best::WithStages<2>>(g, true, G, 1));
+    GEMM_PART("ablate_rowmajor_raster", g, all, TAIL_NONE, launch_gemm<Best>(g, true, 1, 1));
 }
 
 // An operand: rows x k elements, rows ld_ab apart (the padding holds PAD_BF16),

@@ -60,6 +60,7 @@ def test_gemm_host_checks(tmp_path):
                  ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas", "-lcublasLt"))
     oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
     assert {"tail_zeros_counted", "tail_value_not_excused", "frame_zero_not_excused", "interior_zero_reported",
+            "reduce_tail_nan_counted", "reduce_tail_zero_not_excused", "store_tail_nan_not_excused",
             "inputs_nonzero_small", "unpaired_line_gets_none"} <= oks, p.stdout
 
 

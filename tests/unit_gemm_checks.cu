@@ -33,26 +33,41 @@ int main(void) {
     memcpy(got, want, g.framed_words * 4);
     for (uint32_t r = 0; r < g.m; ++r)
         for (uint32_t j = g.n; j < 8; ++j) got[(FRAME + r) * g.ldc + FRAME + j] = r == 1 ? 0x80000000u : 0u;
-    EXPECT("tail_zeros_counted", tma_store_tail(got, &g) == 9);
+    EXPECT("tail_zeros_counted", tma_store_tail(got, &g, TAIL_STORE) == 9);
     EXPECT("tail_zeros_restored", check_words("unit_tail_zeros", got, want, g.framed_words) == 0);
 
     // Anything else there is not what a TMA store of this box writes: kept, and reported wrong.
     memcpy(got, want, g.framed_words * 4);
     got[tail0] = float_bits(1.0f);
-    EXPECT("tail_value_not_excused", tma_store_tail(got, &g) == 0);
+    EXPECT("tail_value_not_excused", tma_store_tail(got, &g, TAIL_STORE) == 0);
     EXPECT("tail_value_reported", check_words("unit_tail_value", got, want, g.framed_words) == 1);
 
     // Only the tail: a word one past it (column 8 of the row, the guard frame) is never excused.
     memcpy(got, want, g.framed_words * 4);
     got[tail0 + 3] = 0u;
-    EXPECT("frame_zero_not_excused", tma_store_tail(got, &g) == 0);
+    EXPECT("frame_zero_not_excused", tma_store_tail(got, &g, TAIL_STORE) == 0);
     EXPECT("frame_zero_reported", check_words("unit_frame_zero", got, want, g.framed_words) == 1);
 
     // An element of C itself zero where it must not be: the tail rule does not touch it.
     memcpy(got, want, g.framed_words * 4);
     got[(FRAME + 2) * g.ldc + FRAME + 4] = 0u;
-    EXPECT("interior_zero_reported",
-           tma_store_tail(got, &g) == 0 && check_words("unit_interior_zero", got, want, g.framed_words) == 1);
+    EXPECT("interior_zero_reported", tma_store_tail(got, &g, TAIL_STORE) == 0 &&
+                                         check_words("unit_interior_zero", got, want, g.framed_words) == 1);
+
+    // A TMA reduce adds zeros to the poison there: a NaN (not the poison's own bits) is what it leaves.
+    memcpy(got, want, g.framed_words * 4);
+    for (uint32_t r = 0; r < g.m; ++r)
+        for (uint32_t j = g.n; j < 8; ++j) got[(FRAME + r) * g.ldc + FRAME + j] = 0x7FFFFFFFu;
+    EXPECT("reduce_tail_nan_counted", tma_store_tail(got, &g, TAIL_REDUCE) == 9);
+    EXPECT("reduce_tail_restored", check_words("unit_reduce_tail", got, want, g.framed_words) == 0);
+    memcpy(got, want, g.framed_words * 4);
+    got[tail0] = 0u;  // overwritten, not added to: a reduce does not leave a zero there
+    got[tail0 + 1] = float_bits(2.0f);
+    EXPECT("reduce_tail_zero_not_excused", tma_store_tail(got, &g, TAIL_REDUCE) == 0);
+    EXPECT("reduce_tail_reported", check_words("unit_reduce_tail_wrong", got, want, g.framed_words) == 2);
+    memcpy(got, want, g.framed_words * 4);
+    got[tail0] = 0x7FFFFFFFu;  // and a store never leaves a NaN
+    EXPECT("store_tail_nan_not_excused", tma_store_tail(got, &g, TAIL_STORE) == 0);
 
     // The inputs: nonzero integers in -4..4 (a skipped or doubled k cannot sum right), and the
     // padding NaN is none of them.

@@ -162,10 +162,9 @@ def order_problems(claim: tuple, perf: dict[str, dict[str, float]]) -> list[str]
     """A lesson's claim about two PERF lines of one run. (faster, slower):
     faster's percent of its reference above slower's. Each percent divides
     by a reference timed in the same run (09: interleaved with the part
-    itself), so a drift of the clocks between the two parts cancels: on the
-    H100, 09's persistent kernel measured fewer TFLOP/s than its row-major
-    ablation in one run while its percent of cuBLAS stayed 4.6 points ahead.
-    For the memcpy steps the percent is the rate over one memcpy rate, so
+    itself), so a drift of the clocks between the two parts cancels (lesson
+    09 shows a part's rate move by 12 % between runs, its percent by half a
+    point). For the memcpy steps the percent is the rate over one memcpy rate, so
     this is the rates' order. (faster, slower, r): faster's rate (GB/s or
     TFLOP/s) at least r times slower's, for lines of different problems
     (different references), where only the rates compare."""
