@@ -23,7 +23,7 @@
 // the kernel runs, and the planted mistake that breaks it, if there is one:
 //   1. Before a map is rewritten, every bulk store through it has read it
 //      (wait_group.read) and every load through it has landed            [M1]
-//      08_descriptor_update/bugs/3.diff
+//      08_descriptor_update/bugs/3.diff, 10_grouped_gemm/bugs/1.diff
 //   2. The edits reach the tensormap proxy through a release: copied from
 //      shared memory with tensormap.cp_fenceproxy, or, edited in place in
 //      global memory, fence.proxy.tensormap::generic.release by the
@@ -32,7 +32,7 @@
 //   3. Each thread that issues copies through the map acquires it first
 //      (fence.proxy.tensormap::generic.acquire; .sys for a map the host
 //      wrote)                                                            [M3]
-//      08_descriptor_update/bugs/1.diff
+//      08_descriptor_update/bugs/1.diff, 10_grouped_gemm/bugs/2.diff
 //   4. A flag that tells another CTA the map is ready is raised with a
 //      release and read with an acquire: no wrapper sees the flag, so the
 //      shadow does not check it; make test's fence pins do

@@ -24,6 +24,7 @@ TAKES = {
     "07_reduce_multicast": {"--reps", "--seed"},
     "08_descriptor_update": {"--reps"},
     "09_gemm": {"--reps", "--seed"},
+    "10_grouped_gemm": {"--reps", "--seed"},
 }
 STANDARD = {"--reps": ["--reps", "3"], "--seed": ["--seed", "3"], "--dump": ["--dump", "x.json"]}
 
@@ -138,6 +139,8 @@ STEP_RULES = [
     ("08_descriptor_update", ["--groups", "1"], "--groups 1 is out of range: it must be 2..192"),
     ("09_gemm", ["--splitk-k", "100", "--splits", "4"], "--splitk-k 100 has only 2 k-blocks of 64, and every piece needs one"),
     ("09_gemm", ["--m", "100000"], "--m 100000 is out of range: it must be 1..32768"),
+    ("10_grouped_gemm", ["--n", "1030"], "--n 1030 is not a multiple of 4: C's rows leave through the TMA store"),
+    ("10_grouped_gemm", ["--experts", "300"], "--experts 300 is out of range: it must be 1..256"),
 ]
 
 

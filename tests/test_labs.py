@@ -271,7 +271,8 @@ def mechanism_of(step, program, tmp_path):
 
 
 BYPASS_NAMES = {"01_memcpy_baseline": "no STS.128", "02_cp_async": "no LDGSTS", "03_tma_load": "no SYNCS.ARRIVE.TRANS64",
-                "07_reduce_multicast": "no UTMALDG.2D.MULTICAST", "09_gemm": "ptxas: ptxas info    : (C7519) warpgroup.arrive is injected"}
+                "07_reduce_multicast": "no UTMALDG.2D.MULTICAST", "09_gemm": "ptxas: ptxas info    : (C7519) warpgroup.arrive is injected",
+                "10_grouped_gemm": "1 x tensormap.replace.tile.global_address.shared::cta in the PTX, want 3"}
 SAMPLED = [(d, kind) for d in STEP_DIRS for kind in ("bypass", "protocol") if kind in lab_samples.FILLS.get(d, {})]
 
 
@@ -469,4 +470,7 @@ def test_the_h200_class_got_the_right_verdicts(step_dir):
     names = [t["name"] for t in json.loads((H200_CLASSES / sol["log"] / "results.json").read_text())["tests"]]
     assert any(n.startswith("mechanism") for n in names) and any(n.startswith("compute-sanitizer") for n in names)
     assert "the shadow build (--quick)" in names
-    assert int(rows["wrong"]["parts_passed"]) < int(rows["wrong"]["parts_total"]) and rows["wrong"]["detail"]
+    # the wrong fill fails a part, or (10's: A's rows from an address no multiple of 16 bytes) the TMA faults and
+    # the run ends with the CUDA error named
+    wrong = rows["wrong"]
+    assert (int(wrong["parts_passed"]) < int(wrong["parts_total"]) or "exit code 2" in wrong["detail"]) and wrong["detail"]

@@ -45,6 +45,8 @@ WRONG = {
     "08_descriptor_update": ("tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld * 4);",
                              "tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld);"),
     "09_gemm": ("accumulate || s > 0);", "accumulate);"),
+    "10_grouped_gemm": ("tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g] * p.ld_ab);",
+                        "tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g]);"),
 }
 
 # Whole fills of one hole, {step: {sample: (hole k, its lines)}}: the hole's solution replaced by these.
@@ -142,6 +144,49 @@ wgmma_fence();
 #pragma unroll
 for (uint32_t s = 0; s < BK / K_STEP; ++s) wgmma_m64n256k16_bf16(d, da + 2 * s, db + 2 * s, accumulate || s > 0);"""),
     },
+}
+FILLS["10_grouped_gemm"] = {
+    # the pair edited in place in global memory (08's global path): the right output, and no edit in shared
+    # memory, no cp_fenceproxy
+    "bypass": (1, """if (lane == 0 && last != 0xFFFFFFFFu)
+    for (uint32_t q = pos > STAGES ? pos - STAGES : 0; q <= last && landed; ++q)
+        landed = MBAR_WAIT(&full[q % STAGES], (q / STAGES) & 1);
+if (lane == 0) {
+    for (int w = 0; w < 8; ++w) {
+        ((uint4*)&pair[0])[w] = ((const uint4*)&edit->a)[w];
+        ((uint4*)&pair[1])[w] = ((const uint4*)&edit->b)[w];
+    }
+    tmap_replace_address_global(&pair[0], p.batch->a + (size_t)first_row[g] * p.ld_ab);
+    tmap_replace_dim_global<1>(&pair[0], first_row[g + 1] - first_row[g]);
+    tmap_replace_address_global(&pair[1], p.b + (size_t)g * p.n * p.ld_ab);
+    tmap_release_gpu();
+    tmap_acquire_gpu(&pair[0]);
+    tmap_acquire_gpu(&pair[1]);
+}"""),
+    # every instruction of the solution, the acquires before the copies that release the new maps: the TMA
+    # may use the old ones
+    "protocol": (1, """if (lane == 0 && last != 0xFFFFFFFFu)
+    for (uint32_t q = pos > STAGES ? pos - STAGES : 0; q <= last && landed; ++q)
+        landed = MBAR_WAIT(&full[q % STAGES], (q / STAGES) & 1);
+if (lane == 0) {
+    tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g] * p.ld_ab);
+    tmap_replace_dim<1>(&edit->a, first_row[g + 1] - first_row[g]);
+    tmap_replace_address(&edit->b, p.b + (size_t)g * p.n * p.ld_ab);
+    tmap_acquire_gpu(&pair[0]);
+    tmap_acquire_gpu(&pair[1]);
+}
+__syncwarp();
+tmap_cp_fenceproxy(&pair[0], &edit->a);
+tmap_cp_fenceproxy(&pair[1], &edit->b);"""),
+    # the consumers' retarget of their C map (consumer_map), as it stands
+    "paste": (1, """if (tid == 0) {
+    bulk_wait_group_read<0>();  // every store through the map has read it
+    tmap_replace_address(&edit->c[wg], p.batch->c + (size_t)first_row[g] * p.ldc);
+    tmap_replace_dim<1>(&edit->c[wg], first_row[g + 1] - first_row[g]);
+}
+__syncwarp();
+tmap_cp_fenceproxy(slot, &edit->c[wg]);
+if (tid == 0) tmap_acquire_gpu(slot);"""),
 }
 # Why a step has no sample of a kind.
 NOT_POSSIBLE = {

@@ -159,10 +159,13 @@ typedef struct {
     unsigned long long addr;  // the map being edited by `thread` (tensormap.replace): its props before
     uint32_t thread;
 } ShEdit;
-#define SH_EDITS 4
+// Edits in progress at once in one CTA (a thread's tensormap.replace, between the wrapper's two hooks):
+// every thread of a block may edit its own map at the same time (10_grouped_gemm's build_maps: 128).
+#define SH_EDITS 128
 
 typedef struct {
     unsigned long long owner;  // (grid id << 32 | linear CTA id) + 1 of the CTA using the slot; 0: free
+    uint32_t generation;       // claims of the slot so far: a graph's replays keep their grid id, not this
     uint32_t nthreads, nchunks, cluster_size;
     uint32_t cluster_arrives, cluster_waits,
         remote_epoch;  // remote_epoch: max over remote ops of issuer's arrives + 1
@@ -176,6 +179,7 @@ typedef struct {
     ShAcq acqs[SH_ACQS];
     uint32_t acq_seq;
     ShEdit edits[SH_EDITS];
+    uint32_t edit_seq;
     ShThread threads[SH_MAX_THREADS];
     uint32_t chunks[SH_CHUNKS];  // kind [31:30], thread [29:20], epoch or group [19:0]
 } ShCta;
@@ -1169,8 +1173,14 @@ SH_FN void sh_props_edit(ShProps* p, int field, uint32_t ord, uint32_t value) {
 typedef struct {
     ShCta* cta;  // the CTA of a use, and the owner it had
     unsigned long long owner;
+    uint32_t generation;
     uint32_t thread, kind, seq, bar;  // kind 1: a store (bulk group seq), 2: a load (its barrier, phase seq)
 } ShUse;
+
+// A use whose CTA still runs: the same owner, in the same claim of its slot.
+SH_FN int sh_use_live(const ShUse* u) {
+    return u->cta && SH_LD(u->cta->owner) == u->owner && SH_LD(u->cta->generation) == u->generation;
+}
 
 #define SH_USES 8
 typedef struct {
@@ -1187,7 +1197,7 @@ SH_FN int sh_map_check_rewrite(const ShCtx* c, ShGlobalMap* gm) {
     for (int i = 0; i < SH_USES; ++i) {
         ShUse* u = &gm->uses[i];
         const uint32_t kind = SH_LD(u->kind);
-        if (!kind || !u->cta || SH_LD(u->cta->owner) != u->owner) continue;  // gone: its CTA has ended
+        if (!kind || !sh_use_live(u)) continue;  // gone: its CTA has ended
         int pending = 0;
         if (kind == 1) {
             pending = !sh_read_done(SH_LD(u->cta->threads[u->thread].bk_read), u->seq);
@@ -1268,21 +1278,20 @@ SH_FN void sh_map_acquire(const ShCtx* c, unsigned long long addr, const ShGloba
     // An acquire pairs with a release before it: one taken while the map's last edits are unreleased
     // acquires nothing of them (a use then needs another acquire, after the release: M3).
     if (gm && SH_LD(gm->device_written) && !SH_LD(gm->released)) return;
+    // This thread's entry for the map, else the next one in turn: threads of one CTA may acquire at the
+    // same time (a producer and two consumers), and the atomic turn gives each its own entry, the oldest.
     ShAcq* victim = 0;
-    uint32_t oldest = 0xFFFFFFFFu;
-    for (int i = 0; i < SH_ACQS; ++i) {
+    for (int i = 0; i < SH_ACQS && !victim; ++i) {
         ShAcq* a = &c->cta->acqs[i];
-        if (SH_LD(a->addr) == addr && SH_LD(a->thread) == c->tid) {
-            victim = a;
-            break;
-        }
-        if (SH_LD(a->seq) < oldest) oldest = SH_LD(a->seq), victim = a;
+        if (SH_LD(a->addr) == addr && SH_LD(a->thread) == c->tid) victim = a;
     }
+    const uint32_t seq = SH_ADD32(&c->cta->acq_seq, 1u);
+    if (!victim) victim = &c->cta->acqs[seq % SH_ACQS];
     SH_ST(victim->addr, 0ull);
     SH_ST(victim->thread, c->tid);
     SH_ST(victim->version, gm ? SH_LD(gm->version) : 0u);
     SH_ST(victim->sys, sys);
-    SH_ST(victim->seq, SH_ADD32(&c->cta->acq_seq, 1u) + 1);
+    SH_ST(victim->seq, seq + 1);
     SH_ST(victim->addr, addr);
 }
 
@@ -1291,7 +1300,8 @@ SH_FN void sh_map_acquire(const ShCtx* c, unsigned long long addr, const ShGloba
 SH_FN ShEdit* sh_edit_slot(const ShCtx* c, unsigned long long addr) {
     for (int i = 0; i < SH_EDITS; ++i)
         if (c->cta->edits[i].addr == addr && c->cta->edits[i].thread == c->tid) return &c->cta->edits[i];
-    ShEdit* e = &c->cta->edits[c->tid % SH_EDITS];
+    // A new entry: the next in turn (an atomic count), so that threads editing at once never share one.
+    ShEdit* e = &c->cta->edits[SH_ADD32(&c->cta->edit_seq, 1u) % SH_EDITS];
     e->addr = addr;
     e->thread = c->tid;
     return e;
@@ -1301,7 +1311,7 @@ SH_FN void sh_map_note_use(const ShCtx* c, ShGlobalMap* gm, uint32_t kind, uint3
     int victim = 0;
     for (int i = 0; i < SH_USES; ++i) {
         const ShUse* u = &gm->uses[i];
-        if (!SH_LD(u->kind) || !u->cta || SH_LD(u->cta->owner) != u->owner) {
+        if (!SH_LD(u->kind) || !sh_use_live(u)) {
             victim = i;
             break;
         }
@@ -1311,6 +1321,7 @@ SH_FN void sh_map_note_use(const ShCtx* c, ShGlobalMap* gm, uint32_t kind, uint3
     SH_ST(u->kind, 0u);
     u->cta = c->cta;
     u->owner = SH_LD(c->cta->owner);
+    u->generation = SH_LD(c->cta->generation);
     u->thread = c->tid;
     u->seq = seq;
     u->bar = bar;

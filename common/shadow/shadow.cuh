@@ -23,8 +23,8 @@
 #include "common/shadow/core.h"
 
 // ---- the global state ----------------------------------------------------------
-#define SH_MAP_ENTRIES 8192  // content hash -> props, per table (the host's, the device's)
-#define SH_GMAPS 4096        // tensor maps the device wrote into global memory
+#define SH_MAP_ENTRIES (1 << 18)  // content hash -> props, per table; every edited state of every map goes in
+#define SH_GMAPS 4096             // tensor maps the device wrote into global memory
 #define SH_CLAIMING (1ull << 63)
 
 typedef struct {
@@ -74,6 +74,10 @@ static __device__ __noinline__ void sh_reset(ShCta* s) {
     memset(s->wgs, 0, sizeof s->wgs);
     memset(s->reads, 0, sizeof s->reads);
     memset(s->regions, 0, sizeof s->regions);
+    memset(s->acqs, 0,
+           sizeof s->acqs);  // a map acquired by this slot's previous CTA is not acquired by this one
+    memset(s->edits, 0, sizeof s->edits);
+    s->acq_seq = s->edit_seq = 0;
     memset(s->threads, 0, s->nthreads * sizeof(ShThread));
     memset(s->chunks, 0, s->nchunks * sizeof(uint32_t));
 }
@@ -91,6 +95,7 @@ static __device__ __noinline__ ShCta* sh_this_cta(void) {
     if (cur != (owner | SH_CLAIMING) && SH_CAS64(&s->owner, cur, owner | SH_CLAIMING) == cur) {
         if (cur && !(cur & SH_CLAIMING)) sh_exit_audit(&g_shadow.report, s);
         sh_reset(s);
+        SH_ST(s->generation, SH_LD(s->generation) + 1);
         __threadfence();
         SH_ST(s->owner, owner);
         return s;
@@ -427,10 +432,15 @@ static __device__ __noinline__ void shadow_map_edit_end(void* map, int field, ui
 }
 static __device__ __noinline__ void shadow_map_publish(void* slot, const void* smem_map, SH_SITE_ARGS) {
     SH_CTX(file, line, func);
-    if (sh_tid() % 32 != (uint32_t)(__ffs(__activemask()) - 1)) return;  // one lane of the warp
-    ShGlobalMap* g = sh_gmap((unsigned long long)slot, 1);
-    const ShProps p = sh_props_of(smem_map);
-    if (g) sh_map_publish(&c, g, &p);
+    // The whole warp executes cp_fenceproxy (.sync.aligned): lane 0 records it, and no lane goes on
+    // before it has (a lane that acquires the slot next must find the new version released).
+    __syncwarp();
+    if (sh_tid() % 32 == 0) {
+        ShGlobalMap* g = sh_gmap((unsigned long long)slot, 1);
+        const ShProps p = sh_props_of(smem_map);
+        if (g) sh_map_publish(&c, g, &p);
+    }
+    __syncwarp();
 }
 static __device__ __noinline__ void shadow_map_release(SH_SITE_ARGS) {
     SH_CTX(file, line, func);
@@ -439,7 +449,10 @@ static __device__ __noinline__ void shadow_map_release(SH_SITE_ARGS) {
 }
 static __device__ __noinline__ void shadow_map_acquire(const void* map, uint32_t sys, SH_SITE_ARGS) {
     SH_CTX(file, line, func);
-    const ShGlobalMap* g = sh_gmap((unsigned long long)map, 0);
+    ShGlobalMap* g = sh_gmap((unsigned long long)map, 0);
+    // An acquire at system scope says the host wrote the map there (a copy the shadow cannot see): what the
+    // device once wrote at that address is gone, and the map's sizes are the host encoder's.
+    if (sys && g) SH_ST(g->device_written, 0u);
     sh_map_acquire(&c, (unsigned long long)map, g && SH_LD(g->device_written) ? g : NULL, sys);
 }
 
@@ -524,6 +537,15 @@ static inline void shadow_register_map(const CUtensorMap* map, uint32_t elem_byt
         used[k] = 2;
         return;
     }
+}
+
+// Between two runs of one timed part: the CTAs of the run before are audited and their slots freed, in
+// stream order. A graph's kernel keeps its grid id from one replay to the next, so without this a replay's
+// CTAs would take the slots of the last replay's as their own, with its barriers, uses and acquires.
+static inline void shadow_between_runs(cudaStream_t stream) {
+    if (!g_shadow_host.slots) return;
+    shadow_audit_kernel<<<(g_shadow_host.nslots + 255) / 256, 256, 0, stream>>>();
+    CUDA_CHECK(cudaGetLastError());
 }
 
 static inline int shadow_take_report(char* text, size_t cap) {

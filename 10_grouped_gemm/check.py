@@ -1,0 +1,109 @@
+"""Step 10's rules: data only (tools/checker.py reads them).
+
+Every PERF line is arithmetic (TFLOP/s) against cuBLAS on the DENSE problem of
+the same total size (`dense_cublas`, `many_dense_cublas`: one cublasGemmEx of
+all the rows against one B, 100.0 %): what grouping costs. Every part does
+2 sum(M_g) N K flops. A floor is 85 % of the lowest of six recorded runs
+(three on the H200, three on the H100; tools/bench.py --repeat 3), so that
+run-to-run noise passes.
+"""
+
+perf_floors = {
+    "dense_cublas": 1.0,
+    "dense": 0.842,
+    "cublas_loop": 0.393,
+    "cublas_loop_graph": 0.419,
+    "loop_ours": 0.192,
+    "one_map": 0.483,
+    "host_maps": 0.488,
+    "device_maps": 0.493,
+    "device_edit": 0.487,
+    "new_batch_device_edit": 0.475,
+    "graph_one_map": 0.477,
+    "graph_host_maps": 0.482,
+    "graph_device_maps": 0.481,
+    "graph_device_edit": 0.474,
+    "many_dense_cublas": 1.0,
+    "many_dense": 0.833,
+    "many_cublas_loop": 0.129,
+    "many_cublas_loop_graph": 0.136,
+    "many_loop_ours": 0.061,
+    "many_one_map": 0.156,
+    "many_host_maps": 0.149,
+    "many_device_maps": 0.15,
+    "many_device_edit": 0.149,
+    "many_new_batch_device_edit": 0.154,
+    "many_graph_one_map": 0.156,
+    "many_graph_host_maps": 0.152,
+    "many_graph_device_maps": 0.153,
+    "many_graph_device_edit": 0.153,
+}
+headline = "device_edit"
+# `make bench` records three full runs: the lesson states the headline as their range (its spread table).
+bench_runs = 3
+# The lesson's claims, checked on every run (tools/checker.py): one grouped kernel beats the per-expert loop,
+# even replayed from a CUDA graph, on both problems; a graph replay of the device-edited kernel on a new batch
+# runs at no less than 0.95 x the same kernel launched on that batch; our dense kernel holds 0.9 x cuBLAS's.
+perf_order = [("device_edit", "cublas_loop_graph"), ("many_device_edit", "many_cublas_loop_graph"),
+              ("graph_device_edit", "new_batch_device_edit", 0.95),
+              ("many_graph_device_edit", "many_new_batch_device_edit", 0.95),
+              ("dense", "dense_cublas", 0.9), ("many_dense", "many_dense_cublas", 0.9)]
+_TMA = ["UTMALDG.2D", "UTMASTG.2D", "HGMMA.64x256x16.F32.BF16", "UTMACCTL.IV", "USETMAXREG.DEALLOC*"]
+sass = {
+    "grouped_gemm<0>": ["UTMALDG.2D", "HGMMA.64x256x16.F32.BF16", "STG.E.64"],
+    "grouped_gemm<1>": _TMA,
+    "grouped_gemm<2>": _TMA,
+    # the retarget: cp_fenceproxy is an exchange of the map's words into global memory, the acquire an
+    # invalidation of the TMA's cached copy (UTMACCTL.IV)
+    "grouped_gemm<3>": _TMA + ["ATOMG.E.EXCH.STRONG.GPU"],
+}
+# ONE_MAP never stores through the TMA (it could not clip at an expert's edge) nor acquires a map.
+sass_absent = {"grouped_gemm<0>": ["UTMASTG*", "UTMACCTL*"]}
+# One wgmma.fence per k-block and its four MMAs, in every kernel.
+sass_count = {k: {"WARPGROUP.ARRIVE": 1, "HGMMA.64x256x16.F32.BF16*": 4}
+              for k in ["grouped_gemm<0>", "grouped_gemm<1>", "grouped_gemm<2>", "grouped_gemm<3>"]}
+fences = {
+    "build_maps": {"fence.proxy.tensormap::generic.release.gpu": 1},
+    "grouped_gemm<0>": {"fence.mbarrier_init.release.cluster": 1, "membar.gl": 3},
+    "grouped_gemm<1>": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 8, "fence.proxy.tensormap::generic.acquire.sys": 3, "membar.gl": 3},
+    "grouped_gemm<2>": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 8, "fence.proxy.tensormap::generic.acquire.gpu": 3, "membar.gl": 3},
+    "grouped_gemm<3>": {"fence.mbarrier_init.release.cluster": 1, "fence.proxy.async.shared::cta": 8, "fence.proxy.tensormap::generic.acquire.gpu": 3, "membar.gl": 4, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned": 3},
+}
+sass_fences = {
+    "build_maps": {"MEMBAR.ALL.GPU": 1},
+    "grouped_gemm<0>": {"FENCE.VIEW.ASYNC.S": 1, "MEMBAR.SC.GPU": 3},
+    "grouped_gemm<1>": {"FENCE.VIEW.ASYNC.S": 9, "MEMBAR.SC.GPU": 3, "UTMACCTL.IV": 3},
+    "grouped_gemm<2>": {"FENCE.VIEW.ASYNC.S": 9, "MEMBAR.SC.GPU": 3, "UTMACCTL.IV": 3},
+    "grouped_gemm<3>": {"FENCE.VIEW.ASYNC.S": 9, "MEMBAR.SC.GPU": 4, "UTMACCTL.IV": 3},
+}
+
+# The order of the waits in the machine code (tools/sass.py, check_order): a consumer hands a stage back (a
+# plain arrive) only after wgmma.wait_group 1 (in the loop) or 0 (after it), with no MMA between; the
+# TMA-store epilogue rewrites a box only after wait_group.read 1, and its proxy fence sits between the last
+# shared store and the barrier before the store (09's rules: the same loop and epilogue).
+_RELEASE = {"anchor": "SYNCS.ARRIVE.TRANS64[.RED].A1T0", "from": "HGMMA*",
+            "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x1", "WARPGROUP.DEPBAR.LE gsb0, 0x0"])],
+            "stop": "HGMMA*"}
+_EPILOGUE = [{"anchor": "UTMASTG.2D", "before": ["BAR.SYNC*", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"},
+             {"anchor": "STS.64", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMASTG.2D"}]
+# In the EDIT kernel the map edits are shared stores too (tensormap.replace in shared memory is STS.64): a
+# consumer's C map is rewritten after wait_group.read 0, every store through it read.
+_EDIT_EPILOGUE = [_EPILOGUE[0], {"anchor": "STS.64", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1",
+                                                                                  "DEPBAR.LE SB0, 0x0"])],
+                                 "stop": "UTMASTG.2D"}]
+sass_order = {"grouped_gemm<0>": [_RELEASE], "grouped_gemm<1>": [_RELEASE, *_EPILOGUE],
+              "grouped_gemm<2>": [_RELEASE, *_EPILOGUE], "grouped_gemm<3>": [_RELEASE, *_EDIT_EPILOGUE]}
+
+# The lab hole (tools/lab.py grade): the producer's retarget of its A/B pair. Once filled, the EDIT kernel
+# must wait (the waits on the pair's loads: 12 in all), edit in shared memory (addresses of A, B and C; A's and C's rows), publish each map with cp_fenceproxy
+# and acquire each: the consumers' C edits are outside the hole and count one of each.
+lab = {
+    1: {"teaches": "a retarget waits for the loads through the pair, edits A's address and rows and B's address in "
+                   "shared memory, publishes both with cp_fenceproxy and acquires both",
+        # 12 waits: the 9 of every grouped kernel (the consumers' and the producer's), and the hole's
+        "ptx_count": {"grouped_gemm<3>": {"mbarrier.try_wait": 12,
+                                          "tensormap.replace.tile.global_address.shared::cta": 3,
+                                          "tensormap.replace.tile.global_dim.shared::cta": 2,
+                                          "tensormap.cp_fenceproxy": 3,
+                                          "fence.proxy.tensormap::generic.acquire.gpu": 3}}},
+}
