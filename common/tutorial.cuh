@@ -148,8 +148,8 @@ static inline void require_device_memory(const char* what, size_t bytes) {
 #define SEEDED_MASK 0x7FFFFFFFu
 static_assert((POISON_WORD & SEEDED_MASK) != POISON_WORD, "a masked input word could be the poison");
 
-static inline uint32_t seeded_word(uint32_t seed, uint64_t i) {
-    uint64_t z = i + 0x9E3779B97F4A7C15ull * (seed + 1ull);  // splitmix64 finalizer
+static inline __host__ __device__ uint32_t seeded_word(uint32_t seed, uint64_t i) {  // (10 hashes on the GPU)
+    uint64_t z = i + 0x9E3779B97F4A7C15ull * (seed + 1ull);                          // splitmix64 finalizer
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
