@@ -87,11 +87,15 @@ static uint32_t round_up(uint32_t x, uint32_t to) {
 // What every kernel here reads at RUN time, from device memory: a graph
 // replayed with a new batch written here computes the new batch.
 typedef struct {
-    const uint16_t* a;                     // sum(M_g) x ld_ab bf16: every expert's rows, in expert order
-    float* c;                              // the same rows of C, ldc floats apart
-    uint32_t first_row[MAX_EXPERTS + 1];   // expert g's rows: first_row[g] .. first_row[g + 1]
-    uint32_t first_tile[MAX_EXPERTS + 1];  // expert g's tiles of 128 x 256: first_tile[g] ..
+    const uint16_t* a;                    // sum(M_g) x ld_ab bf16: every expert's rows, in expert order
+    float* c;                             // the same rows of C, ldc floats apart
+    uint32_t first_row[MAX_EXPERTS + 1];  // expert g's rows: first_row[g] .. first_row[g + 1]
+    uint32_t
+        first_tile[MAX_EXPERTS + 1];  // the tiles (128 x 256) of the i-th expert visited: first_tile[i] ..
+    uint8_t order[MAX_EXPERTS];       // the experts in the order visited (the schedule, below)
+    uint32_t split;                   // units before it: of experts of two tile rows or more
 } Batch;
+static_assert(MAX_EXPERTS <= 256, "an expert's number fits a byte of Batch.order");
 
 // M_g of G experts over `total` rows: a Zipf law (expert of rank i gets a
 // share 1 / (i + 1)^s), then the two smallest made 1 and 0 rows (an expert
@@ -115,10 +119,28 @@ static void expert_rows(uint32_t* rows, uint32_t experts, uint32_t total, double
     for (uint32_t i = 0; i < experts; ++i) rows[order[i]] = by_rank[i];
 }
 
+// ---- The schedule: which tile is unit u -----------------------------------------
+// The experts are visited in Batch.order, their tiles numbered one expert after
+// the other (first_tile), within an expert in bands of `band` tile rows walked
+// column by column (09's raster). The order puts the experts of two tile rows
+// or more first (units 0 .. split - 1) and those of one tile row after: an
+// expert of 128 rows or fewer fetches a 2 MB slice of B_g per tile for those
+// few rows, so its tiles wait on memory, while a larger expert's tiles reuse
+// each slice and wait on the MMAs. Walked in that order the two kinds would
+// take the GPU in turns; `mixed` deals the memory-bound units out evenly among
+// the others instead, so that every wave holds some of each. split = units
+// (the experts in their own order, unmixed) leaves the numbering as it is.
+// Which of the two a batch gets is the host's plan (fill_batch).
+static __host__ __device__ __forceinline__ uint32_t mixed(uint32_t u, uint32_t units, uint32_t split) {
+    const uint32_t small = units - split;  // memory-bound units, numbered from `split`
+    const uint32_t before = (uint32_t)((uint64_t)u * small / units);  // of them, among units 0 .. u - 1
+    const uint32_t through = (uint32_t)((uint64_t)(u + 1) * small / units);  // among units 0 .. u
+    return through > before ? split + before : u - before;
+}
+
 // ---- The grouped kernel ----------------------------------------------------------
-// One persistent kernel for every expert's tiles: unit u is tile u of the
-// batch, numbered expert by expert (first_tile), within an expert in bands of
-// `band` tile rows walked column by column (09's raster). What changes from
+// One persistent kernel for every expert's tiles (unit u: the schedule above).
+// What changes from
 // one expert to the next is where its operands are: the tensor maps. Four
 // ways to get a map for expert g (SOURCE):
 //   ONE_MAP      no per-expert map: one map over all of A (every expert's rows)
@@ -146,14 +168,15 @@ typedef struct {
     const uint16_t* b;        // G N x ld_ab: every expert's B, in expert order
 } GroupArgs;
 
-// The expert of unit u: the last g with first_tile[g] <= u (a binary search
-// over the batch's tile offsets, copied to shared memory at the start).
-static __host__ __device__ __forceinline__ uint32_t expert_of(const uint32_t* first_tile, uint32_t experts,
-                                                              uint32_t u) {
-    uint32_t lo = 0, hi = experts;  // first_tile[lo] <= u < first_tile[hi]
+// The range x falls in: the last i < count with start[i] <= x (a binary
+// search; over first_tile, in shared memory, for the i-th expert visited; over
+// first_row for the expert of a row).
+static __host__ __device__ __forceinline__ uint32_t range_of(const uint32_t* start, uint32_t count,
+                                                             uint32_t x) {
+    uint32_t lo = 0, hi = count;  // start[lo] <= x < start[hi]
     while (hi - lo > 1) {
         const uint32_t mid = (lo + hi) / 2;
-        if (first_tile[mid] <= u)
+        if (start[mid] <= x)
             lo = mid;
         else
             hi = mid;
@@ -166,10 +189,11 @@ typedef struct {
 } Tile;
 
 static __device__ __forceinline__ Tile tile_of(const GroupArgs& p, const uint32_t* first_row,
-                                               const uint32_t* first_tile, uint32_t u) {
+                                               const uint32_t* first_tile, uint32_t split, uint32_t u) {
     Tile t;
-    t.expert = expert_of(first_tile, p.experts, u);
-    const uint32_t i = u - first_tile[t.expert];
+    const uint32_t v = mixed(u, first_tile[p.experts], split), at = range_of(first_tile, p.experts, v);
+    t.expert = p.batch->order[at];
+    const uint32_t i = v - first_tile[at];
     const uint32_t tiles_m = (first_row[t.expert + 1] - first_row[t.expert] + BM - 1) / BM;
     const uint32_t per_band = p.band * p.tiles_n, first = i / per_band * p.band, rest = i % per_band;
     const uint32_t band_rows = min(p.band, tiles_m - first);
@@ -348,7 +372,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         mbar_fence_init();
     }
     __syncthreads();
-    const uint32_t units = first_tile[p.experts];
+    const uint32_t units = first_tile[p.experts], split = p.batch->split;
     if (threadIdx.x < 128) {  // the producer warpgroup: its first warp loads
         setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x >= 32) return;
@@ -357,7 +381,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         const CUtensorMap *a_map = NULL, *b_map = NULL;
         bool ok = true;
         for (uint32_t u = blockIdx.x; u < units && ok; u += gridDim.x) {
-            const Tile t = tile_of(p, first_row, first_tile, u);
+            const Tile t = tile_of(p, first_row, first_tile, split, u);
             if (t.expert != expert) {
                 ok = producer_maps<SOURCE>(p, a_tmpl, b_tmpl, &edit, first_row, t.expert, pos, switches,
                                            switches % 2 ? last1 : last0, full, &a_map, &b_map);
@@ -389,7 +413,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint32_t pos = 0, chunks = 0, expert = 0xFFFFFFFFu;
     const CUtensorMap* c_map = NULL;
     for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
-        const Tile t = tile_of(p, first_row, first_tile, u);
+        const Tile t = tile_of(p, first_row, first_tile, split, u);
         const uint32_t rows = first_row[t.expert + 1] - first_row[t.expert], row0 = t.row0 + wg * WG_M;
         if (row0 >= rows) {  // this warpgroup's 64 rows all lie past the expert's: no MMA, no store,
             for (uint32_t j = 0; j < p.kblocks; ++j, ++pos) {  // only each stage handed back once it landed
@@ -541,14 +565,40 @@ static float* c_of(const Problem* q, int set) {
     return q->out[set] + (size_t)FRAME * q->ldc + FRAME;
 }
 
-// Expert offsets and tile offsets of a batch.
-static void fill_batch(Batch* b, const uint32_t* rows, uint32_t experts, uint32_t n) {
-    const uint32_t tiles_n = (n + BN - 1) / BN;
+static uint32_t tiles_of(uint32_t rows, uint32_t n) {
+    return (rows + BM - 1) / BM * ((n + BN - 1) / BN);
+}
+
+// A batch's row offsets and its schedule. The plan: mix the work when the
+// memory-bound units (experts of one tile row) are fewer than the rest, so
+// that each can be dealt between compute-bound ones; when they are the
+// majority, there is too little compute to hide them under, and dealing the few
+// large experts' tiles among them costs those their reuse of B_g in L2 (the
+// lesson's counters: a GB more read from DRAM), so the experts keep their own
+// order. Mixed: the experts of two tile rows or more first, then the others,
+// each kind in expert order, `split` between them; unmixed: every expert in
+// its own order (split = every unit). `other` gives the schedule the plan did
+// not pick (the ablation). Here the host plans from the sizes; a router on the
+// GPU would do the same in one block (a count, a partition and a prefix sum
+// over at most 256 experts).
+static void fill_batch(Batch* b, const uint32_t* rows, uint32_t experts, uint32_t n, bool other) {
     b->first_row[0] = b->first_tile[0] = 0;
+    uint32_t at = 0, small = 0, units = 0;
     for (uint32_t g = 0; g < experts; ++g) {
         b->first_row[g + 1] = b->first_row[g] + rows[g];
-        b->first_tile[g + 1] = b->first_tile[g] + (rows[g] + BM - 1) / BM * tiles_n;
+        small += rows[g] <= BM ? tiles_of(rows[g], n) : 0, units += tiles_of(rows[g], n);
     }
+    const bool mix = (2 * small < units) != other;
+    for (int second = 0; second < 2; ++second) {  // mixed: the compute-bound experts, then the others
+        if (second) b->split = b->first_tile[at];
+        for (uint32_t g = 0; g < experts; ++g)
+            if (!mix ? second == 0 : second == (rows[g] <= BM)) {
+                b->order[at] = (uint8_t)g;
+                b->first_tile[at + 1] = b->first_tile[at] + tiles_of(rows[g], n);
+                ++at;
+            }
+    }
+    if (!mix) b->split = b->first_tile[experts];
 }
 
 // Make batch i the one the kernels read (a copy on the stream, from pinned memory).
@@ -557,6 +607,14 @@ static void use_batch(Problem* q, int i) {
     *q->staged = q->host[i];
     CUDA_CHECK(cudaMemcpyAsync(q->dev, q->staged, sizeof(Batch), cudaMemcpyHostToDevice, q->s));
     q->batch = i;
+}
+// Batch i's schedule planned again (or the other one), sent to the device.
+static void plan_batch(Problem* q, int i, bool other) {
+    Batch* b = &q->host[i];
+    uint32_t rows[MAX_EXPERTS];
+    for (uint32_t g = 0; g < q->experts_of[i]; ++g) rows[g] = b->first_row[g + 1] - b->first_row[g];
+    fill_batch(b, rows, q->experts_of[i], q->n, other);
+    use_batch(q, i);
 }
 static int set_of(int batch) {
     return batch == BATCH_1 ? 1 : 0;
@@ -685,7 +743,7 @@ static void run_reference(Problem* q, int batch, const char* name) {
     int* arow = (int*)xmalloc(sizeof(int) * q->k, "a row of A");
     float* want = (float*)xmalloc(sizeof(float) * q->n, "a row of C");
     for (uint32_t i = 0; i < nrows; ++i) {
-        const uint32_t r = rows_checked[i], g = expert_of(b->first_row, experts, r);
+        const uint32_t r = rows_checked[i], g = range_of(b->first_row, experts, r);
         cpu_row(q, r, g, a_seed(q, set), arow, want);
         for (uint32_t j = 0; j < q->n; ++j, ++checked)
             wrong += got[(FRAME + (size_t)r) * q->ldc + FRAME + j] != float_bits(want[j]);
@@ -722,7 +780,7 @@ static size_t check_batch(const Problem* q, const char* name) {
                 ++outside;
                 continue;
             }
-            const uint32_t g = expert_of(b->first_row, q->experts_of[q->batch], (uint32_t)(row - FRAME));
+            const uint32_t g = range_of(b->first_row, q->experts_of[q->batch], (uint32_t)(row - FRAME));
             bad += !seen[g], seen[g] = 1;
         }
         printf("       wrong in %u of %u experts; %u words written outside C\n", bad, q->experts_of[q->batch],
@@ -768,7 +826,7 @@ static void ours_loop(const Problem* q, const Batch* loop_batches) {
     GroupArgs p = group_args(q);
     p.experts = 1;
     for (uint32_t g = 0; g < q->experts_of[q->batch]; ++g) {
-        const uint32_t tiles = b->first_tile[g + 1] - b->first_tile[g];
+        const uint32_t tiles = tiles_of(b->first_row[g + 1] - b->first_row[g], q->n);
         if (tiles == 0) continue;
         p.batch = loop_batches + g, p.maps = q->maps + 3 * g;
         launch_grouped<HOST_MAPS>(q, p, grid_for(q, tiles));
@@ -967,15 +1025,18 @@ static void report_bound(Problem* q) {
     const double ref_ms = perf_ms(name), mma_ms = dense_ms * mma_rows / q->total, b_ms = b_bytes / rate * 1e3;
     snprintf(name, sizeof name, "%sdevice_edit", q->prefix);
     const double edit_ms = perf_ms(name);
-    if (dense_ms <= 0 || ref_ms <= 0 || edit_ms <= 0) return;  // a part failed: no bound to compare
+    snprintf(name, sizeof name, "%sdevice_edit_other_order", q->prefix);
+    const double other_ms = perf_ms(name);
+    if (dense_ms <= 0 || ref_ms <= 0 || edit_ms <= 0 || other_ms <= 0) return;  // a part failed: no bound
+    const bool mixed = b->split < b->first_tile[q->experts];
     record_gpu_line(
         "%sbound: the MMAs cover %llu rows for %u (%.1f %% more), %.3f ms at dense's rate; every B_g read "
-        "once "
-        "is %.2f GB, %.3f ms at cudaMemcpy's %.0f GB/s; so %.1f %% of dense_cublas at most, device_edit %.1f "
-        "%%",
+        "once is %.2f GB, %.3f ms at cudaMemcpy's %.0f GB/s; so %.1f %% of dense_cublas at most, "
+        "device_edit %.1f %% (%s; %s %.1f %%)",
         q->prefix, (unsigned long long)mma_rows, q->total, 100.0 * mma_rows / q->total - 100.0, mma_ms,
         b_bytes * 1e-9, b_ms, rate * 1e-9, 100.0 * ref_ms / (mma_ms > b_ms ? mma_ms : b_ms),
-        100.0 * ref_ms / edit_ms);
+        100.0 * ref_ms / edit_ms, mixed ? "the work mixed" : "in expert order",
+        mixed ? "in expert order" : "mixed", 100.0 * ref_ms / other_ms);
 }
 
 // ---- One problem: its batches, references and parts ---------------------------
@@ -989,16 +1050,20 @@ typedef struct {
 // How a batch's rows fall: deterministic (a check of the draw, in expected_output.txt).
 static void print_batch(const Problem* q, int i, const char* name) {
     const Batch* b = &q->host[i];
-    uint32_t lo = 0xFFFFFFFFu, hi = 0, empty = 0, one = 0, ragged = 0;
+    uint32_t lo = 0xFFFFFFFFu, hi = 0, empty = 0, one = 0, ragged = 0, small = 0;
     for (uint32_t g = 0; g < q->experts; ++g) {
         const uint32_t m = b->first_row[g + 1] - b->first_row[g];
         lo = min(lo, m), hi = max(hi, m), empty += m == 0, one += m == 1, ragged += m % BM != 0;
+        small += m && m <= BM ? tiles_of(m, q->n) : 0;
     }
     printf(
         "%s%s: %u experts over %u rows (Zipf %.2f): %u to %u rows, %u with none, %u with one, %u no multiple "
-        "of %d; %u tiles of %d x %d\n",
+        "of %d; %u tiles of %d x %d, %u of experts of one tile row: %s\n",
         q->prefix, name, q->experts, q->total, q->skew / 100.0, lo, hi, empty, one, ragged, BM,
-        b->first_tile[q->experts], BM, BN);
+        b->first_tile[q->experts], BM, BN, small,
+        small == 0                             ? "no schedule to choose"
+        : b->split < b->first_tile[q->experts] ? "mixed"
+                                               : "in expert order");
 }
 
 static void part_problem(const char* prefix, uint32_t experts, uint32_t total, uint32_t k, uint32_t skew,
@@ -1045,7 +1110,7 @@ static void part_problem(const char* prefix, uint32_t experts, uint32_t total, u
         else
             expert_rows(rows, experts, total, skew / 100.0, seed + 1000u * (uint32_t)i),
                 q.experts_of[i] = experts;
-        fill_batch(&q.host[i], rows, q.experts_of[i], q.n);
+        fill_batch(&q.host[i], rows, q.experts_of[i], q.n, false);
         q.host[i].a = q.a[set], q.host[i].c = c_of(&q, set);
     }
     print_batch(&q, BATCH_0, "batch");
@@ -1073,7 +1138,7 @@ static void part_problem(const char* prefix, uint32_t experts, uint32_t total, u
     for (uint32_t g = 0; g < experts; ++g) {
         const Batch* b = &q.host[BATCH_0];
         const uint32_t m = b->first_row[g + 1] - b->first_row[g];
-        fill_batch(&staged_loop[g], &m, 1, q.n);
+        fill_batch(&staged_loop[g], &m, 1, q.n, false);
         staged_loop[g].a = b->a + (size_t)b->first_row[g] * q.ld_ab;
         staged_loop[g].c = b->c + (size_t)b->first_row[g] * q.ldc;
     }
@@ -1084,6 +1149,9 @@ static void part_problem(const char* prefix, uint32_t experts, uint32_t total, u
     GROUP_PART(&q, "host_maps", run_host_maps(&q));
     GROUP_PART(&q, "device_maps", run_grouped<DEVICE_MAPS>(&q));
     GROUP_PART(&q, "device_edit", run_grouped<EDIT>(&q));
+    plan_batch(&q, BATCH_0, true);  // the ablation: the same kernel, the schedule the plan did not pick
+    GROUP_PART(&q, "device_edit_other_order", run_grouped<EDIT>(&q));
+    plan_batch(&q, BATCH_0, false);
 
     // 3. Graphs captured on batch 0, replayed on batch 1 (after the same kernel launched on it).
     const Graph one_map = capture(&q, one_map_work), host_maps = capture(&q, host_maps_work);

@@ -249,3 +249,17 @@ def test_no_false_alarm_in_the_recorded_shadow_runs(step_dir):
     out = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
     v = evaluate(load_step(step_dir), out, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
     assert v.status == "PASS" and not bugs.shadow_rules(out), f"{path.name}: {v.problems[:3]}"
+
+
+def test_a_partial_sweep_keeps_the_other_rows_of_its_table():
+    # tools/shadow_sweep.py writes results/shadow_<GPU>.md: a sweep with --only replaces its own rows and
+    # keeps the others (it once wrote its rows alone, and the table lost every other step); a whole sweep
+    # keeps none of the old rows.
+    import shadow_sweep
+    head = ["| step | a |", "| --- | --- |"]
+    section = "## title\n\n" + "\n".join(head + ["| 01_x | old |", "| 09_y | old |", "| 10_z | old |"]) + "\n"
+    got = shadow_sweep.merge_rows(section, head + ["| 09_y | new |"], partial=True)
+    assert got == head + ["| 01_x | old |", "| 09_y | new |", "| 10_z | old |"]
+    got = shadow_sweep.merge_rows(section, head + ["| 09_y | new |", "| 11_w | new |"], partial=False)
+    assert got == head + ["| 09_y | new |", "| 11_w | new |"]
+    assert shadow_sweep.merge_rows("", head + ["| 01_x | new |"], partial=True) == head + ["| 01_x | new |"]

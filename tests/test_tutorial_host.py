@@ -71,3 +71,43 @@ def test_reduce_host_checks(tmp_path):
     oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
     assert {"in_order_sum_within_bound", "bound_is_tight", "missing_contributor_caught",
             "doubled_contributor_caught"} <= oks, p.stdout
+
+
+def test_grouped_schedule(tmp_path):
+    # 10_grouped_gemm's schedule, from the program itself: a permutation of the units for every batch, the
+    # memory-bound units dealt within one of their share in every 132 units, the plan of both problems (the
+    # first mixed, the second in expert order, as measured on both GPUs) and the other schedule.
+    p = run_unit("tests/unit_grouped_schedule.cu", tmp_path,
+                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"first_problem_mixed", "first_problem_permutation", "first_problem_dealt_evenly",
+            "first_problem_other_in_expert_order", "second_problem_in_expert_order", "second_problem_other_mixed",
+            "second_problem_other_dealt_evenly", "empty_expert", "all_small_mixed"} <= oks, p.stdout
+
+
+def test_tma_load_host_checks(tmp_path):
+    # 03_tma_load's expected_word, from the program: the index inside, the fill (0) one step out on every
+    # side, and a box shifted by one row or column never matching.
+    p = run_unit("tests/unit_host_checks_03.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"inside_is_index", "left_is_fill", "top_is_fill", "right_is_fill", "bottom_is_fill",
+            "shift_by_one_never_matches"} <= oks, p.stdout
+
+
+def test_transpose_host_checks(tmp_path):
+    # 06_transpose's TMA-store tail rule, fed wrong outputs: zeros in a row's last chunk excused, any other
+    # value there, a zero in the frame or in the transpose itself reported.
+    p = run_unit("tests/unit_host_checks_06.cu", tmp_path,
+                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"tail_zeros_counted", "tail_zeros_restored", "tail_value_not_excused", "frame_zero_not_excused",
+            "interior_zero_reported"} <= oks, p.stdout
+
+
+def test_descriptor_update_host_checks(tmp_path):
+    # 08_descriptor_update's group layout: 16-byte aligned starts and strides, no overlap, every box in
+    # exactly one item, at the defaults, at --quick, small odd shapes and the array case.
+    p = run_unit("tests/unit_host_checks_08.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"grouped_aligned", "grouped_apart", "grouped_items_cover_every_box_once", "quick_apart",
+            "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape"} <= oks, p.stdout

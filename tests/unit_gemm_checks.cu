@@ -6,6 +6,7 @@
 #include "09_gemm/gemm.cu"
 #undef main
 #include "tests/unit_expect.h"
+#include "tests/unit_framed.h"
 
 static uint32_t float_bits(float f) {
     uint32_t u;
@@ -19,13 +20,8 @@ int main(void) {
     Gemm g;
     memset(&g, 0, sizeof g);
     g.m = 3, g.n = 5, g.ldc = output_ld(5);
-    g.framed_words = (size_t)(g.m + 2 * FRAME) * g.ldc;
-    uint32_t* want = (uint32_t*)xmalloc(g.framed_words * 4, "want");
-    uint32_t* got = (uint32_t*)xmalloc(g.framed_words * 4, "got");
-    for (size_t w = 0; w < g.framed_words; ++w) want[w] = POISON_WORD;
-    for (uint32_t r = 0; r < g.m; ++r)
-        for (uint32_t j = 0; j < g.n; ++j)
-            want[(FRAME + r) * g.ldc + FRAME + j] = float_bits((float)(r * 7 + j));
+    uint32_t* got;
+    uint32_t* want = framed_want(g.m, g.n, g.ldc, 1u, &g.framed_words, &got);
     g.want = want;
     const size_t tail0 = (size_t)FRAME * g.ldc + FRAME + g.n;  // row 0's first word past C
 

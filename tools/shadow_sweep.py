@@ -157,6 +157,17 @@ def sweep_correct(a) -> tuple[list[str], bool, str]:
     return rows, ok, gpu
 
 
+def merge_rows(section: str, rows: list[str], partial: bool) -> list[str]:
+    """The table of a sweep (header and rows) merged into the same section of the file: a row whose first
+    cell the sweep ran replaces the old one in place; with --only (partial), the rows of steps and
+    mistakes it did not run stay as they were, in their place; a whole sweep keeps none of them."""
+    key = lambda row: row.split("|")[1].strip()  # noqa: E731
+    head, new = rows[:2], {key(r): r for r in rows[2:]}
+    old = [ln for ln in section.splitlines() if ln.startswith("| ")][2:]
+    out = [new.pop(key(r), r) for r in old if partial or key(r) in new]
+    return head + out + [r for r in rows[2:] if key(r) in new]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=["bugs", "correct"])
@@ -178,6 +189,8 @@ def main() -> int:
         old = path.read_text() if path.is_file() else f"# The shadow build on the {gpu}\n"
         sections = re.split(r"(?m)^(?=## )", old)
         kept = [s for s in sections if not s.startswith(title)]
+        before = next((s for s in sections if s.startswith(title)), "")
+        rows = merge_rows(before, rows, partial=bool(a.only))
         path.write_text("".join(kept).rstrip("\n") + f"\n\n{title}\n\n" + "\n".join(rows) + "\n")
         print(f"shadow_sweep: wrote {path.relative_to(REPO)}")
     print("\n".join(rows))

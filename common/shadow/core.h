@@ -1224,9 +1224,15 @@ SH_FN int sh_map_check_rewrite(const ShCtx* c, ShGlobalMap* gm) {
             sh_u(&m, SH_LD(u->cta->threads[u->thread].bk_read));
             sh_s(&m, ") may still read it: cp.async.bulk.wait_group.read first");
         } else {
+            const ShBar* b = &u->cta->bars[u->bar];
             sh_s(&m, "a TMA load through it is in flight (its barrier's phase ");
             sh_u(&m, u->seq);
-            sh_s(&m, " not yet waited for)");
+            sh_s(&m, " not yet waited for: ");
+            sh_u(&m, sh_done(SH_LD(b->st)));
+            sh_s(&m, " phases complete, waits have seen ");
+            sh_u(&m, SH_LD(b->observed));
+            sh_s(&m, (SH_LD(b->flags) & SH_BAR_UNKNOWN) ? "; a copy of unknown size counted toward it" : "");
+            sh_s(&m, u->cta == c->cta ? ")" : "; a load of another CTA)");
         }
         sh_report(c, SH_M1, &m);
         return 0;

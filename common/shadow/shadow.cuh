@@ -189,13 +189,23 @@ static __host__ __device__ inline unsigned long long sh_map_hash(const void* map
     return h ? h : 1;
 }
 
+// Props another SM wrote: read past this SM's L1 (volatile, word by word). A plain copy may hit a
+// line cached before the entry was filled (a neighbour's lookup brought it in) and read zeros: a map
+// of unknown size, whose loads the shadow can no longer count (a false M1 later, seen once in three
+// full-size runs of 10_grouped_gemm on the H200).
+static __device__ void sh_props_load(ShProps* out, const ShProps* from) {
+    const volatile uint32_t* w = (const volatile uint32_t*)from;
+    for (uint32_t i = 0; i < sizeof(ShProps) / 4; ++i) ((uint32_t*)out)[i] = w[i];
+}
+static_assert(sizeof(ShProps) % 4 == 0, "ShProps is whole 32-bit words");
+
 static __device__ int sh_table_find(const ShMapEntry* t, unsigned long long h, ShProps* out) {
     for (uint32_t i = 0; i < 64; ++i) {
         const ShMapEntry* e = &t[(h + i) % SH_MAP_ENTRIES];
         const unsigned int st = SH_LD(e->state);
         if (st == 0) return 0;
         if (st == 2 && SH_LD(e->hash) == h) {
-            *out = e->props;
+            sh_props_load(out, &e->props);
             return 1;
         }
     }
@@ -243,7 +253,11 @@ static __device__ ShProps sh_props_of(const void* map) {
     memset(&p, 0, sizeof p);
     if (sh_map_in_global(map)) {
         const ShGlobalMap* g = sh_gmap((unsigned long long)map, 0);
-        if (g && SH_LD(g->device_written) && g->props.known) return g->props;
+        if (g && SH_LD(g->device_written)) {
+            sh_props_load(&p, &g->props);
+            if (p.known) return p;
+            memset(&p, 0, sizeof p);
+        }
     }
     const unsigned long long h = sh_map_hash(map);
     if (!sh_table_find(g_shadow.host_maps, h, &p)) sh_table_find(g_shadow.device_maps, h, &p);

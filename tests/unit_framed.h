@@ -1,0 +1,18 @@
+// A framed output as the host checks of 06 and 09 want it, for their unit
+// tests: `rows` rows of `ld` words with FRAME guard rows above and below and
+// FRAME guard words on the left (the program's own FRAME), poison everywhere
+// but the rows x cols interior, whose word (r, c) is base + r * cols + c.
+// Returns the expected buffer; *got is a second buffer of the same size.
+#pragma once
+#include <stdint.h>
+
+static uint32_t* framed_want(uint32_t rows, uint32_t cols, uint32_t ld, uint32_t base, size_t* words,
+                             uint32_t** got) {
+    *words = (size_t)(rows + 2 * FRAME) * ld;
+    uint32_t* want = (uint32_t*)xmalloc(*words * 4, "want");
+    *got = (uint32_t*)xmalloc(*words * 4, "got");
+    for (size_t w = 0; w < *words; ++w) want[w] = POISON_WORD;
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t c = 0; c < cols; ++c) want[(FRAME + r) * ld + FRAME + c] = base + r * cols + c;
+    return want;
+}

@@ -1,0 +1,66 @@
+// Step 08's own host-side plan, compiled from 08_descriptor_update/descriptor_update.cu
+// itself and checked on the CPU (nothing here launches): make_groups lays out
+// groups that a TMA map can describe (16-byte aligned starts and row strides,
+// rows of whole 16-byte chunks), that never overlap (a copy into a wrong group
+// cannot pass), and whose items cover every box exactly once (a box never
+// copied stays poison, a box copied twice is not the lesson's). Built and run
+// by tests/test_tutorial_host.py.
+#define main descriptor_update_main  // the program's main, renamed: this file's main runs the cases
+#include "08_descriptor_update/descriptor_update.cu"
+#undef main
+#include "tests/unit_expect.h"
+
+static void check_set(const char* name, const GroupSet* gs) {
+    bool aligned = true, apart = true, inside = true;
+    uint64_t bytes = 0;
+    for (uint32_t g = 0; g < gs->ngroups; ++g) {
+        const Group* gr = &gs->groups[g];
+        aligned &= gr->offset % 4 == 0 && gr->ld % 4 == 0 && gr->cols % 4 == 0 && gr->ld >= gr->cols + 4;
+        const uint64_t end = gr->offset + (uint64_t)(gr->rows - 1) * gr->ld + gr->cols;
+        inside &= end <= gs->pool_words;
+        if (g + 1 < gs->ngroups) apart &= end < gs->groups[g + 1].offset;
+        bytes += (uint64_t)gr->rows * gr->cols * 4;
+    }
+    // Every box of every group in exactly one item.
+    bool covered = true;
+    for (uint32_t g = 0; g < gs->ngroups && covered; ++g) {
+        uint32_t* seen = (uint32_t*)calloc(gs->groups[g].boxes, 4);
+        for (uint32_t i = 0; i < gs->nitems; ++i) {
+            const Item* it = &gs->items[i];
+            if (it->group != g) continue;
+            covered &= it->nboxes >= 1 && it->nboxes <= ITEM_BOXES &&
+                       it->first_box + it->nboxes <= gs->groups[g].boxes;
+            for (uint32_t b = it->first_box; covered && b < it->first_box + it->nboxes; ++b) ++seen[b];
+        }
+        for (uint32_t b = 0; b < gs->groups[g].boxes; ++b) covered &= seen[b] == 1;
+        free(seen);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s_aligned", name);
+    EXPECT(what, aligned);
+    snprintf(what, sizeof what, "%s_apart", name);
+    EXPECT(what, apart && inside);
+    snprintf(what, sizeof what, "%s_items_cover_every_box_once", name);
+    EXPECT(what, covered);
+    snprintf(what, sizeof what, "%s_data_bytes", name);
+    EXPECT(what, bytes == gs->data_bytes);
+}
+
+int main(void) {
+    GroupSet gs;
+    make_groups(&gs, 64, 2048, 2048, 1, false);  // the program's grouped copy at its defaults
+    check_set("grouped", &gs);
+    make_groups(&gs, 8, 200, 256, 1, false);  // at --quick
+    check_set("quick", &gs);
+    make_groups(&gs, 7, 33, 9, 5, false);  // small and odd: a column count rounded to whole chunks
+    check_set("odd", &gs);
+    make_groups(&gs, 64, 1024, 1024, 2,
+                true);  // the array case at the defaults: one shape, only the address differs
+    check_set("same_shape", &gs);
+    bool one_shape = true;
+    for (uint32_t g = 1; g < gs.ngroups; ++g)
+        one_shape &= gs.groups[g].rows == gs.groups[0].rows && gs.groups[g].ld == gs.groups[0].ld &&
+                     gs.groups[g].cols == gs.groups[0].cols;
+    EXPECT("same_shape_one_shape", one_shape);
+    return UNIT_RESULT();
+}
