@@ -341,3 +341,30 @@ def test_make_check_nn_fails_when_the_step_cannot_run(built, nn):
     p = run(["make", "--no-print-directory", f"check-{nn}"], env=no_gpu_env())
     assert p.returncode != 0, f"make check-{nn} exited 0 on a skip"
     assert "SKIP" in p.stdout, p.stdout
+
+
+def test_bench_removes_the_runs_past_its_count(tmp_path):
+    # tools/bench.py --repeat N: runK files past N (an earlier version's) go; the step's own first run, its
+    # runs up to N, its planted mistakes' runs and other steps' runs stay.
+    import bench
+    names = ["09_gemm.txt", "09_gemm.run2.txt", "09_gemm.run3.txt", "09_gemm.run4.txt", "09_gemm.run12.txt",
+             "09_gemm.bug1.txt", "09_gemm.shadow.txt", "10_grouped_gemm.run4.txt"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    bench.prune_runs(tmp_path, "09_gemm", 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - {"09_gemm.run4.txt", "09_gemm.run12.txt"})
+
+
+def test_the_spread_table_spans_every_recorded_run(tmp_path, monkeypatch):
+    # tools/results_table.py's <!-- spread --> table: per GPU, the count of runs and the lowest and highest
+    # of a line over the first run and every runK (not the first run alone, not a mean).
+    import results_table
+    folder = tmp_path / "results" / "runs" / gpu_slug(REFERENCE_GPU)
+    folder.mkdir(parents=True)
+    for file, pct in [("99_demo.txt", 52.0), ("99_demo.run2.txt", 50.0), ("99_demo.run3.txt", 55.5)]:
+        (folder / file).write_text("PERF   ref_cublas    1.000 ms    100.0 TFLOP/s  100.0 % of cublas\n"
+                                   f"PERF   part          1.000 ms    {pct:.1f} TFLOP/s   {pct:.1f} % of cublas\n")
+    monkeypatch.setattr(results_table, "REPO", tmp_path)
+    text = results_table.spread_tables("99_demo", "<!-- spread:part -->old<!-- /spread -->")
+    assert f"| {gpu_slug(REFERENCE_GPU).replace('_', ' ')} | 3 | `part` | 50.0 to 55.5 TFLOP/s | 50.0 to 55.5 % of cublas |" \
+        in text, text

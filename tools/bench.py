@@ -74,6 +74,15 @@ def record_run(path: pathlib.Path, args: list[str], code: int, out: str, err: st
                     + "".join(f"# stderr: {ln}\n" for ln in err.splitlines()))
 
 
+def prune_runs(folder: pathlib.Path, step: str, runs: int) -> None:
+    """Remove <step>.runK.txt for K > runs: no run of an earlier version stays beside this one's (a lesson's
+    spread table reads every runK file there). Other steps' runs and the planted mistakes' stay."""
+    for old in folder.glob(f"{step}.run[0-9]*.txt"):
+        k = old.name[len(step) + 4:-4]
+        if k.isdigit() and int(k) > runs:
+            old.unlink()
+
+
 def step_link(step: str) -> str:
     """The libraries a step links (its program's "// link: ..." line), as the Makefile passes them."""
     program = next((REPO / step).glob("*.cu")).read_text()
@@ -121,9 +130,7 @@ def main() -> int:
             continue
         record_run(run_dir(gpu["gpu"]) / f"{step}.txt", [], code, out, err)
         runs = max(a.repeat, rules.bench_runs)
-        for old in run_dir(gpu["gpu"]).glob(f"{step}.run[0-9]*.txt"):
-            if int(old.name[len(step) + 4:-4]) > runs:
-                old.unlink()
+        prune_runs(run_dir(gpu["gpu"]), step, runs)
         for k in range(2, runs + 1):  # the same binary again: what varies from run to run
             try:
                 kcode, kout, kerr = run(binary, [], a.timeout)

@@ -9,6 +9,9 @@
 //      was flushed: cold, after a prefetch pass over it, and after a plain read pass.
 //   5. cp.async.mbarrier.arrive (step 02 -> 03): cp.async copies whose completion an mbarrier tracks,
 //      instead of a group wait.
+//   6. An .im2col TMA load (step 03 names the mode and does not use it): the rows of a convolution's
+//      implicit-GEMM operand gathered from an NHWC tensor, one pixel's channels per row, the padding
+//      zero-filled; what lands, against the model the lesson states.
 // Output: tma_probes_<GPU>.txt beside this file. Build: `make experiments`.
 #include "02_cp_async/cp_async.cuh"
 #include "03_tma_load/mbarrier.cuh"
@@ -336,11 +339,139 @@ static void probe_cp_async_mbarrier(void) {
     CUDA_CHECK(cudaFree(waited));
 }
 
+// ---- 6. an .im2col load -----------------------------------------------------------
+// NHWC fp32-sized words, N 2, H 6, W 6, C 16; word (n, h, w, c) holds its NHWC index + 1, so 0 is the
+// fill. The map: channelsPerPixel 16 (one pixel's 64 bytes per row), pixelsPerColumn 32 (rows), the
+// pixel box of a 3 x 3 filter with padding 1 and stride 1: lower corner (-1, -1), upper corner
+// (-1, -1) in (W, H), so that output pixel (h, w) of image n starts at input (h - 1, w - 1).
+#define IM_N 2
+#define IM_H 6
+#define IM_W 6
+#define IM_C 16
+#define IM_ROWS 32
+
+// One .im2col load: coordinates {c, w, h, n} of the first output pixel's window corner, and the filter
+// tap {offset_w, offset_h} (16-bit offsets, one per spatial dimension).
+__global__ void im2col_load(const __grid_constant__ CUtensorMap map, int32_t w, int32_t h, int32_t n,
+                            uint16_t off_w, uint16_t off_h, uint32_t* out, unsigned* waited) {
+    __shared__ __align__(128) uint32_t rows[IM_ROWS * IM_C];
+    __shared__ __align__(8) uint64_t full;
+    for (uint32_t i = threadIdx.x; i < IM_ROWS * IM_C; i += blockDim.x) rows[i] = POISON_WORD;
+    fence_proxy_async_shared();
+    if (threadIdx.x == 0) {
+        mbar_init(&full, 1);
+        mbar_fence_init();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(&full, IM_ROWS * IM_C * 4);
+        asm volatile(
+            "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+            " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+            :
+            : "r"(smem_u32(rows)), "l"(&map), "r"(0), "r"(w), "r"(h), "r"(n), "r"(smem_u32(&full)),
+              "h"(off_w), "h"(off_h)
+            : "memory");
+    }
+    const bool done = MBAR_WAIT(&full, 0);
+    if (threadIdx.x == 0) *waited = done;
+    for (uint32_t i = threadIdx.x; i < IM_ROWS * IM_C; i += blockDim.x) out[i] = rows[i];
+}
+
+// The model: row i is output pixel p = first + i (w fastest, then h, then n, over the 6 x 6 output of
+// each image); it holds input pixel (h_out - 1 + off_h, w_out - 1 + off_w) of image n_out, its 16
+// channels in order, or 16 zeros where that pixel lies in the padding.
+static uint32_t im2col_model(uint32_t first, uint32_t i, uint32_t c, int off_w, int off_h) {
+    const uint32_t p = first + i, n = p / (IM_H * IM_W), h_out = p / IM_W % IM_H, w_out = p % IM_W;
+    const int h = (int)h_out - 1 + off_h, w = (int)w_out - 1 + off_w;
+    if (n >= IM_N || h < 0 || h >= IM_H || w < 0 || w >= IM_W) return 0u;
+    return (((n * IM_H + (uint32_t)h) * IM_W + (uint32_t)w) * IM_C + c) + 1u;
+}
+
+static void probe_im2col_case(const CUtensorMap* map, uint32_t first, int off_w, int off_h, uint32_t* out,
+                              unsigned* waited) {
+    const int32_t n = (int32_t)(first / (IM_H * IM_W)), h = (int32_t)(first / IM_W % IM_H) - 1,
+                  w = (int32_t)(first % IM_W) - 1;
+    CUDA_CHECK(cudaMemset(out, POISON_BYTE, IM_ROWS * IM_C * 4));
+    im2col_load<<<1, 128>>>(*map, w, h, n, (uint16_t)off_w, (uint16_t)off_h, out, waited);
+    const cudaError_t e = cudaDeviceSynchronize();
+    uint32_t got[IM_ROWS * IM_C];
+    unsigned done = 0;
+    size_t wrong = IM_ROWS * IM_C, fill_rows = 0;
+    char first_rows[256] = "";
+    if (e == cudaSuccess) {
+        CUDA_CHECK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&done, waited, 4, cudaMemcpyDeviceToHost));
+        wrong = 0;
+        for (uint32_t i = 0; i < IM_ROWS; ++i) {
+            for (uint32_t c = 0; c < IM_C; ++c)
+                wrong += got[i * IM_C + c] != im2col_model(first, i, c, off_w, off_h);
+            fill_rows += got[i * IM_C] == 0u;
+        }
+        for (uint32_t i = 0; i < 8; ++i) {  // the first rows as (n, h, w) of the pixel they hold, or fill
+            char cell[32];
+            const uint32_t v = got[i * IM_C];
+            if (v == 0u)
+                snprintf(cell, sizeof cell, " fill");
+            else
+                snprintf(cell, sizeof cell, " %u/%u/%u", (v - 1) / IM_C / (IM_H * IM_W),
+                         (v - 1) / IM_C / IM_W % IM_H, (v - 1) / IM_C % IM_W);
+            strncat(first_rows, cell, sizeof first_rows - strlen(first_rows) - 1);
+        }
+    }
+    char hung[REPORT_CAP];
+    const bool gave_up = take_wait_report(hung, sizeof hung);
+    printf(
+        "PROBE im2col: rows for output pixels %u..%u, filter tap (w %d, h %d): %s, wait %s; %zu of %d words "
+        "differ from the model, %zu rows zero-filled; rows 0-7 hold (n/h/w):%s%s%s\n",
+        first, first + IM_ROWS - 1, off_w, off_h, cudaGetErrorName(e),
+        done ? "completed" : "did not complete", wrong, IM_ROWS * IM_C, fill_rows, first_rows,
+        gave_up ? "; " : "", gave_up ? hung : "");
+    (void)cudaGetLastError();
+}
+
+static void probe_im2col(void) {
+    const size_t words = (size_t)IM_N * IM_H * IM_W * IM_C;
+    uint32_t *src = NULL, *out = NULL;
+    unsigned* waited = NULL;
+    CUDA_CHECK(cudaMalloc((void**)&src, words * 4));
+    CUDA_CHECK(cudaMalloc((void**)&out, IM_ROWS * IM_C * 4));
+    CUDA_CHECK(cudaMalloc((void**)&waited, 4));
+    uint32_t* host = (uint32_t*)xmalloc(words * 4, "the probe's NHWC tensor");
+    for (size_t i = 0; i < words; ++i) host[i] = (uint32_t)i + 1u;
+    CUDA_CHECK(cudaMemcpy(src, host, words * 4, cudaMemcpyHostToDevice));
+    void* fn = NULL;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    CUDA_CHECK(
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || !fn) die_internal("cuTensorMapEncodeIm2col not found");
+    const cuuint64_t dims[4] = {IM_C, IM_W, IM_H, IM_N};
+    const cuuint64_t strides[3] = {IM_C * 4, IM_W * IM_C * 4, IM_H * IM_W * IM_C * 4};
+    const int lower[2] = {-1, -1}, upper[2] = {-1, -1};
+    const cuuint32_t estrides[4] = {1, 1, 1, 1};
+    alignas(64) CUtensorMap map;
+    const CUresult r = ((PFN_cuTensorMapEncodeIm2col_v12000)fn)(
+        &map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, src, dims, strides, lower, upper, IM_C, IM_ROWS, estrides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        printf("PROBE im2col: cuTensorMapEncodeIm2col answered %d\n", (int)r);
+        return;
+    }
+    probe_im2col_case(&map, 0, 1, 1, out, waited);   // the centre tap: every row inside the image
+    probe_im2col_case(&map, 0, 0, 0, out, waited);   // the top-left tap: rows of row 0 and column 0 fill
+    probe_im2col_case(&map, 20, 2, 2, out, waited);  // across images: pixels 20..51, the bottom-right tap
+    free(host);
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(out));
+    CUDA_CHECK(cudaFree(waited));
+}
+
 // Each probe in its own process: a probe that faults leaves a sticky error in its CUDA context, and the
 // next probe must not inherit it (the parent touches no CUDA before it forks).
 static void (*const kProbes[])(void) = {
     probe_cp_async_mbarrier,   probe_peer_load, probe_negative_store_origin, probe_negative_store_before,
-    probe_negative_store_past, probe_prefetch,  probe_cluster_grid};
+    probe_negative_store_past, probe_prefetch,  probe_cluster_grid,          probe_im2col};
 
 int main(void) {
     const int n = (int)(sizeof kProbes / sizeof kProbes[0]);
