@@ -45,8 +45,8 @@ WRONG = {
     "08_descriptor_update": ("tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld * 4);",
                              "tmap_replace_stride<0>(&edit[k], (uint64_t)g->ld);"),
     "09_gemm": ("accumulate || s > 0);", "accumulate);"),
-    "10_grouped_gemm": ("tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g] * p.ld_ab);",
-                        "tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g]);"),
+    "10_grouped_gemm": ("tmap_replace_address(&edit->b, p.b + (size_t)g * p.n * p.ld_ab);",
+                        "tmap_replace_address(&edit->b, p.b + (size_t)g * p.n);"),
 }
 
 # Whole fills of one hole, {step: {sample: (hole k, its lines)}}: the hole's solution replaced by these.
