@@ -136,6 +136,19 @@ def test_cute_tma_loads_differ_only_by_the_cache_hint(kernels, step, ptx, twin):
     assert +missing == collections.Counter({load[0]: 1})
 
 
+def test_cute_tiled_multicast_keeps_the_atom_twin_s_loads_and_barriers(kernels):
+    # 07's make_tma_copy(SM90_TMA_LOAD_MULTICAST, matrix, box, cluster size) and get_slice(rank): every CTA
+    # issues one multicast load of its share of the box, where the atom twin's CTA 0 issues the whole box.
+    # The loads, barriers and stores are the atom twin's, in the same order, the load the same instruction
+    # (with CuTe's cache hint); only the coordinates and the issuing predicate differ.
+    k = kernels("07")
+    tiled, atom = k["multicast_cute_tiled"], k["multicast_cute"]
+    loads = [i for i in tiled if i.startswith("UTMALDG")]
+    assert loads == [i for i in atom if i.startswith("UTMALDG")] == ["UTMALDG.2D.MULTICAST [R], [R], R, desc[R]"]
+    assert memory_and_sync(tiled) == memory_and_sync(atom)
+    assert sass_difference(atom, tiled), "a different kernel: its own coordinates"
+
+
 def memory_and_sync(kernel):
     """The instructions that move data or synchronize, in order: what a twin with other arithmetic must keep."""
     keep = ("LDG", "STG", "LDS", "STS", "LDGSTS", "LDGDEPBAR", "DEPBAR", "BAR", "MEMBAR", "SYNCS", "UBLKCP", "UTMA")

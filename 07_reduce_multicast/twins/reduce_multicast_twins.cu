@@ -2,7 +2,8 @@
 // through the C++ APIs a learner will write next: CCCL's cuda::ptx
 // (cp_reduce_async_bulk_tensor; cp_async_bulk_tensor with a ctaMask;
 // barrier_cluster_arrive/wait) and CuTe's atoms (SM90_TMA_REDUCE_ADD,
-// SM90_TMA_LOAD_MULTICAST). This program checks every element: the sums of
+// SM90_TMA_LOAD_MULTICAST) and TMA copy object (make_tma_copy with a cluster
+// size, get_slice). This program checks every element: the sums of
 // four blocks added into each box, and the box every CTA of a cluster
 // receives; make test compiles it for sm_90a and compares each twin's SASS
 // with the PTX kernel's, registers aside (tests/test_twins.py).
@@ -20,7 +21,9 @@
 #include "07_reduce_multicast/tma_reduce.cuh"
 
 #include <cuda/ptx>
+#include <cute/tensor.hpp>  // first: the copy algorithms need the atoms it declares
 #include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/atom/copy_traits_sm90_tma.hpp>
 #include <cutlass/arch/barrier.h>
 
 #define BOX_ROWS 32
@@ -192,6 +195,37 @@ static void part_reduce(uint32_t nboxes, uint32_t seed, cudaStream_t s) {
     CUDA_CHECK(cudaFree(m));
     free(start);
 }
+// CuTe's copy object: make_tma_copy(SM90_TMA_LOAD_MULTICAST, matrix, box layout, cluster size) on the
+// host splits the box among the cluster's CTAs; in the kernel, get_slice(rank) gives CTA `rank` its
+// share (16 of the 32 rows here), which it loads and multicasts to both. Each CTA's barrier therefore
+// receives the whole box, half from each CTA: every CTA issues a load, and neither may exit before
+// its peer's multicast into it has landed (the closing cluster barrier).
+using BoxLayout = decltype(cute::make_layout(cute::make_shape(cute::Int<BOX_ROWS>{}, cute::Int<BOX_COLS>{}),
+                                             cute::make_stride(cute::Int<BOX_COLS>{}, cute::Int<1>{})));
+
+template <class TiledLoad>
+__global__ void __cluster_dims__(CLUSTER, 1, 1)
+    multicast_cute_tiled(const __grid_constant__ TiledLoad tma, uint32_t cols, uint32_t* out) {
+    using namespace cute;
+    __shared__ alignas(1024) uint32_t box[BOX_WORDS];
+    __shared__ uint64_t bar;
+    if (threadIdx.x == 0) {
+        initialize_barrier(bar, 1);
+        cutlass::arch::fence_barrier_init();
+        set_barrier_transaction_bytes(bar, sizeof box);  // both halves land here
+    }
+    cute::cluster_sync();
+    Tensor matrix = tma.get_tma_tensor(make_shape(Int<BOX_ROWS>{}, (int)cols));  // coordinates, not data
+    Tensor g =
+        local_tile(matrix, make_shape(Int<BOX_ROWS>{}, Int<BOX_COLS>{}), make_coord(0, blockIdx.x / CLUSTER));
+    Tensor sm = make_tensor(make_smem_ptr(box), BoxLayout{});
+    auto mine = tma.get_slice(block_rank_in_cluster());
+    if (threadIdx.x == 0)
+        copy(tma.with(bar, (uint16_t)((1u << CLUSTER) - 1)), mine.partition_S(g), mine.partition_D(sm));
+    wait_for_the_box(&bar);
+    out[blockIdx.x * BOX_WORDS + threadIdx.x] = box[threadIdx.x];
+    cute::cluster_sync();
+}
 
 // Cluster c's two CTAs both receive box c.
 static void part_multicast(uint32_t nboxes, uint32_t seed, cudaStream_t s) {
@@ -219,6 +253,14 @@ static void part_multicast(uint32_t nboxes, uint32_t seed, cudaStream_t s) {
     for (const auto& t : loads)
         CHECK_AND_TIME(t.name, NULL, s, out, want, CLUSTER * words, 0,
                        t.kernel<<<CLUSTER * nboxes, BOX_WORDS, 0, s>>>(map, out));
+    // CuTe's copy object encodes its own map from the matrix as a CuTe tensor (row-major: stride (cols, 1)).
+    const auto matrix =
+        cute::make_tensor(cute::make_gmem_ptr(m), cute::make_shape(cute::Int<BOX_ROWS>{}, (int)cols),
+                          cute::make_stride((int)cols, cute::Int<1>{}));
+    const auto tma =
+        cute::make_tma_copy(cute::SM90_TMA_LOAD_MULTICAST{}, matrix, BoxLayout{}, cute::Int<CLUSTER>{});
+    CHECK_AND_TIME("multicast_cute_tiled", NULL, s, out, want, CLUSTER * words, 0,
+                   multicast_cute_tiled<<<CLUSTER * nboxes, BOX_WORDS, 0, s>>>(tma, (uint32_t)cols, out));
     CUDA_CHECK(cudaFree(m));
     CUDA_CHECK(cudaFree(out));
     free(host);
