@@ -22,11 +22,15 @@ typedef struct {
     unsigned long long start_ns, start_clk, wait_clk, ready_clk;
 } UnitTrace;
 
-__device__ UnitTrace* g_units;                          // [CTA][consumer warpgroup][unit]; NULL: no trace
+// What the host sets before a launch: constant memory, so that reading it costs the kernel nothing. A
+// launch is traced when c_units is not NULL; c_epoch, new for each traced launch, tells a CTA's shared
+// counters (garbage at launch) that they start from zero.
+__constant__ UnitTrace* c_units;  // [CTA][consumer warpgroup][unit]
+__constant__ unsigned long long c_epoch;
+__constant__ unsigned int c_kblocks;
 __device__ unsigned long long g_producer_wait_clk[TRACE_MAX_CTAS];  // the producer's waits for a free stage
 __device__ unsigned long long g_end_clk[TRACE_MAX_CTAS][2], g_end_ns[TRACE_MAX_CTAS][2];
-__device__ unsigned int g_waits[TRACE_MAX_CTAS][2];     // full-barrier waits so far, per consumer warpgroup
-__device__ unsigned int g_kblocks;
+__device__ unsigned int g_waits[TRACE_MAX_CTAS][2];  // full-barrier waits, per consumer warpgroup
 
 static __device__ __forceinline__ unsigned long long clock_now(void) {
     unsigned long long c;
@@ -36,27 +40,39 @@ static __device__ __forceinline__ unsigned long long clock_now(void) {
 
 // The kernel's MBAR_WAIT, timed. The waits of the producer's thread 0 are on the empty barriers (and, at
 // a retarget, on full barriers: counted with them, a few per expert); those of a consumer warpgroup's
-// thread 0 are on the full barriers, one per k-block, kblocks per unit.
+// thread 0 are on the full barriers, one per k-block, kblocks per unit. Each thread keeps its running
+// unit in shared memory and writes a unit's record to global memory once, when its last stage landed:
+// no global load on the kernel's path (a first version kept its counters in global memory and made the
+// traced launch half again as long).
 static __device__ __forceinline__ bool traced_wait(uint64_t* bar, uint32_t parity, const char* what,
                                                    const char* file, int line) {
-    UnitTrace* units = g_units;
+    __shared__ unsigned long long s_epoch[3], s_start_ns[2], s_start_clk[2], s_wait[3];
+    __shared__ unsigned int s_n[2];
+    UnitTrace* units = c_units;
     if (units == NULL || threadIdx.x % 128 != 0 || blockIdx.x >= TRACE_MAX_CTAS)
         return mbar_wait(bar, parity, what, file, line);
+    const uint32_t r = threadIdx.x / 128;  // 0: the producer, 1 and 2: the consumer warpgroups
+    if (s_epoch[r] != c_epoch) {
+        s_epoch[r] = c_epoch, s_wait[r] = 0;
+        if (r > 0) s_n[r - 1] = 0;
+    }
     const unsigned long long c0 = clock_now();
     const bool ok = mbar_wait(bar, parity, what, file, line);
     const unsigned long long c1 = clock_now();
-    if (threadIdx.x == 0) {
-        g_producer_wait_clk[blockIdx.x] += c1 - c0;
+    if (r == 0) {
+        s_wait[0] += c1 - c0;
+        g_producer_wait_clk[blockIdx.x] = s_wait[0];
         return ok;
     }
-    const uint32_t wg = threadIdx.x / 128 - 1, n = g_waits[blockIdx.x][wg]++, i = n / g_kblocks;
-    if (i >= TRACE_MAX_UNITS) return ok;
-    UnitTrace* u = units + ((size_t)blockIdx.x * 2 + wg) * TRACE_MAX_UNITS + i;
-    if (n % g_kblocks == 0) u->start_ns = globaltimer_ns(), u->start_clk = c0, u->wait_clk = 0;
-    u->wait_clk += c1 - c0;
-    if (n % g_kblocks == g_kblocks - 1) {
+    const uint32_t wg = r - 1, n = s_n[wg]++, k = n % c_kblocks, i = n / c_kblocks;
+    if (k == 0) s_start_ns[wg] = globaltimer_ns(), s_start_clk[wg] = c0, s_wait[r] = 0;
+    s_wait[r] += c1 - c0;
+    if (k == c_kblocks - 1 && i < TRACE_MAX_UNITS) {
+        UnitTrace* u = units + ((size_t)blockIdx.x * 2 + wg) * TRACE_MAX_UNITS + i;
+        u->start_ns = s_start_ns[wg], u->start_clk = s_start_clk[wg], u->wait_clk = s_wait[r],
         u->ready_clk = c1;
-        g_end_clk[blockIdx.x][wg] = c1, g_end_ns[blockIdx.x][wg] = globaltimer_ns();
+        g_end_clk[blockIdx.x][wg] = c1, g_end_ns[blockIdx.x][wg] = globaltimer_ns(),
+        g_waits[blockIdx.x][wg] = n + 1;
     }
     return ok;
 }
@@ -69,8 +85,8 @@ static __device__ __forceinline__ bool traced_wait(uint64_t* bar, uint32_t parit
 
 // The part of part_problem() the kernel needs: B, one buffer set of A and C, the maps, batch 0 and the
 // dense batch (no reference, no check: the step checks this kernel on these batches bit for bit).
-static void setup(Problem* q, cudaStream_t s, uint32_t grid, uint32_t experts, uint32_t total,
-                  uint32_t k, uint32_t skew) {
+static void setup(Problem* q, cudaStream_t s, uint32_t grid, uint32_t experts, uint32_t total, uint32_t k,
+                  uint32_t skew) {
     memset(q, 0, sizeof *q);
     q->s = s, q->band = 8, q->grid = grid;
     q->experts = experts, q->total = total, q->n = 4096, q->k = k, q->skew = skew;
@@ -89,7 +105,8 @@ static void setup(Problem* q, cudaStream_t s, uint32_t grid, uint32_t experts, u
     CUDA_CHECK(cudaMallocHost((void**)&q->staged, sizeof(Batch)));
     CUDA_CHECK(cudaMalloc((void**)&q->slots, 6 * sizeof(CUtensorMap) * grid));
     CUtensorMap* start = (CUtensorMap*)xmalloc(6 * sizeof(CUtensorMap) * grid, "the slots' first maps");
-    for (uint32_t i = 0; i < 6 * grid; ++i) start[i] = i % 6 < 4 ? (i % 2 ? q->b_tmpl : q->a_tmpl[0]) : q->c_tmpl[0];
+    for (uint32_t i = 0; i < 6 * grid; ++i)
+        start[i] = i % 6 < 4 ? (i % 2 ? q->b_tmpl : q->a_tmpl[0]) : q->c_tmpl[0];
     CUDA_CHECK(cudaMemcpy(q->slots, start, 6 * sizeof(CUtensorMap) * grid, cudaMemcpyHostToDevice));
     free(start);
     uint32_t rows[MAX_EXPERTS];
@@ -132,21 +149,22 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
     const uint32_t kblocks = (q->k + BK - 1) / BK;
-    CUDA_CHECK(cudaMemcpyToSymbol(g_kblocks, &kblocks, sizeof kblocks));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_kblocks, &kblocks, sizeof kblocks));
     UnitTrace* none = NULL;
-    CUDA_CHECK(cudaMemcpyToSymbol(g_units, &none, sizeof none));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_units, &none, sizeof none));
     for (int i = 0; i < 3; ++i) launch_ms(q, e0, e1);
     float plain[5];
     for (int i = 0; i < 5; ++i) plain[i] = launch_ms(q, e0, e1);
     const float plain_ms = median_of(plain, 5);
+    static unsigned long long epoch = 0x5EED0000ull;
+    ++epoch;
     static unsigned int waits_zero[TRACE_MAX_CTAS][2];
-    static unsigned long long clk_zero[TRACE_MAX_CTAS];
     CUDA_CHECK(cudaMemcpyToSymbol(g_waits, waits_zero, sizeof waits_zero));
-    CUDA_CHECK(cudaMemcpyToSymbol(g_producer_wait_clk, clk_zero, sizeof clk_zero));
     CUDA_CHECK(cudaMemset(dev_units, 0, sizeof(UnitTrace) * TRACE_MAX_CTAS * 2 * TRACE_MAX_UNITS));
-    CUDA_CHECK(cudaMemcpyToSymbol(g_units, &dev_units, sizeof dev_units));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_epoch, &epoch, sizeof epoch));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_units, &dev_units, sizeof dev_units));
     const float traced_ms = launch_ms(q, e0, e1);
-    CUDA_CHECK(cudaMemcpyToSymbol(g_units, &none, sizeof none));
+    CUDA_CHECK(cudaMemcpyToSymbol(c_units, &none, sizeof none));
     static UnitTrace units[TRACE_MAX_CTAS][2][TRACE_MAX_UNITS];
     static unsigned long long end_clk[TRACE_MAX_CTAS][2], end_ns[TRACE_MAX_CTAS][2], producer[TRACE_MAX_CTAS];
     static unsigned int waits[TRACE_MAX_CTAS][2];
@@ -169,7 +187,8 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
             if (n_units == 0 || n_units > TRACE_MAX_UNITS) continue;
             const UnitTrace* t = units[c][wg];
             // This SM's clock, from its own first wait to its last stage landed, against the global timer.
-            const double ghz = (double)(end_clk[c][wg] - t[0].start_clk) / (double)(end_ns[c][wg] - t[0].start_ns);
+            const double ghz =
+                (double)(end_clk[c][wg] - t[0].start_clk) / (double)(end_ns[c][wg] - t[0].start_ns);
             ghz_sum += ghz;
             first_ns = fmin(first_ns, (double)t[0].start_ns);
             last_ns = fmax(last_ns, (double)end_ns[c][wg]);
@@ -192,13 +211,15 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
     const double span_us = (last_ns - first_ns) / 1e3;
     printf("%-30s %6.3f %9.3f %5.2f %8.1f %7.1f %9.1f %6.0f %11.1f\n", name, plain_ms, traced_ms,
            ghz_sum / (2 * grid), span_us, (last_ns - cta_min_end) / 1e3, 100.0 * starved_us / cta_sum_us,
-           kind[0].n + kind[1].n, 100.0 * producer_us / (cta_sum_us / 2));
+           (kind[0].n + kind[1].n) / 2, 100.0 * producer_us / (cta_sum_us / 2));
     for (int k = 0; k < 2; ++k)
         if (kind[k].n > 0)
-            printf("  %-26s %8.0f units  %7.1f us each  %7.1f us to the last stage  %7.1f us starved (%4.1f %%)\n",
-                   k ? "memory-bound (one tile row)" : "compute-bound", kind[k].n, kind[k].us / kind[k].n,
-                   kind[k].mma_us / kind[k].n, kind[k].starved_us / kind[k].n,
-                   100.0 * kind[k].starved_us / kind[k].us);
+            printf(
+                "  %-26s %8.0f tiles  %7.1f us each  %7.1f us to the last stage  %7.1f us starved (%4.1f "
+                "%%)\n",
+                k ? "memory-bound (one tile row)" : "compute-bound", kind[k].n / 2, kind[k].us / kind[k].n,
+                kind[k].mma_us / kind[k].n, kind[k].starved_us / kind[k].n,
+                100.0 * kind[k].starved_us / kind[k].us);
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
 }
@@ -209,19 +230,26 @@ int main(void) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaFuncSetAttribute((const void*)grouped_gemm<EDIT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute((const void*)grouped_gemm<EDIT>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
     const uint32_t grid = (uint32_t)persistent_grid((const void*)grouped_gemm<EDIT>, THREADS, SMEM_BYTES);
     if (grid > TRACE_MAX_CTAS) die_usage("%u CTAs: the trace holds %d", grid, TRACE_MAX_CTAS);
     UnitTrace* dev_units;
     CUDA_CHECK(cudaMalloc((void**)&dev_units, sizeof(UnitTrace) * TRACE_MAX_CTAS * 2 * TRACE_MAX_UNITS));
     printf("GPU    %s\n", prop.name);
-    printf("grouped_gemm<EDIT>, %u CTAs; per consumer warpgroup: a unit lasts from its first full-barrier wait to the\n"
-           "next unit's (the last: to its last stage landed); starved = inside a full-barrier wait; to the last\n"
-           "stage = first wait to the last k-block's data landed (then the last MMAs and the epilogue)\n",
-           grid);
+    printf(
+        "grouped_gemm<EDIT>, %u CTAs. Per consumer warpgroup and tile (a unit), averaged over both "
+        "warpgroups:\n"
+        "each = from the unit's first full-barrier wait to the next unit's (the last: to its last stage "
+        "landed);\n"
+        "to the last stage = first wait to the last k-block's data landed (then the last MMAs and the "
+        "epilogue);\n"
+        "starved = inside full-barrier waits. span = first wait to last stage landed over the CTAs; tail = "
+        "the\n"
+        "last CTA's end after the first's; prod_wait = the producer's time waiting for a free stage\n",
+        grid);
     printf("%-30s %6s %9s %5s %8s %7s %9s %6s %11s\n", "configuration", "ms", "traced_ms", "GHz", "span_us",
-           "tail_us", "starved_%", "units", "prod_wait_%");
+           "tail_us", "starved_%", "tiles", "prod_wait_%");
     static const struct {
         const char* name;
         uint32_t experts, total, k, skew;
