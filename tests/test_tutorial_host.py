@@ -85,6 +85,36 @@ def test_grouped_schedule(tmp_path):
             "second_problem_other_dealt_evenly", "empty_expert", "all_small_mixed"} <= oks, p.stdout
 
 
+def test_cp_async_host_checks(tmp_path):
+    # 02_cp_async's CPU reference of the polynomial (every poly_* part's expected output): Horner's rule from
+    # x, the coefficients in order, one rounding per step as the kernels' __fmaf_rn (a twice-rounded
+    # reference differs for some inputs).
+    p = run_unit("tests/unit_host_checks_02.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"degree_0_is_the_identity", "degree_2_by_hand", "coefficients_in_order",
+            "one_rounding_per_step"} <= oks, p.stdout
+
+
+def test_tma_store_host_checks(tmp_path):
+    # 04_tma_store's input words: one-to-one, below 2^31 (+1 never the poison or the guard word), and +1
+    # never the next element's or the next row's word.
+    p = run_unit("tests/unit_host_checks_04.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"below_2_to_31", "plus_one_never_poison_or_guard", "plus_one_is_not_the_neighbour",
+            "plus_one_is_not_the_next_row", "one_to_one"} <= oks, p.stdout
+
+
+def test_swizzle_host_checks(tmp_path):
+    # 05_swizzle's judges: `misplaced` finds none in the formula's own layout (every mode, 2- and 4-byte
+    # elements) and counts swapped, lost, wrong-mode and wrong-base layouts; `conflict_degree` gives 1 for
+    # a row and a broadcast, 2, 4 and 32 for the 2-way, swizzled-column and plain-column patterns.
+    p = run_unit("tests/unit_host_checks_05.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
+    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    assert {"formula_layout_has_none_misplaced", "two_swapped_counted", "one_lost_counted", "wrong_mode_caught",
+            "absolute_base_matters", "row_of_words_conflict_free", "column_of_128B_rows_32_way", "broadcast_free",
+            "stride_2_words_2_way", "swizzled_column_4_way"} <= oks, p.stdout
+
+
 def test_tma_load_host_checks(tmp_path):
     # 03_tma_load's expected_word, from the program: the index inside, the fill (0) one step out on every
     # side, and a box shifted by one row or column never matching.

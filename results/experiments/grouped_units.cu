@@ -214,12 +214,10 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
            (kind[0].n + kind[1].n) / 2, 100.0 * producer_us / (cta_sum_us / 2));
     for (int k = 0; k < 2; ++k)
         if (kind[k].n > 0)
-            printf(
-                "  %-26s %8.0f tiles  %7.1f us each  %7.1f us to the last stage  %7.1f us starved (%4.1f "
-                "%%)\n",
-                k ? "memory-bound (one tile row)" : "compute-bound", kind[k].n / 2, kind[k].us / kind[k].n,
-                kind[k].mma_us / kind[k].n, kind[k].starved_us / kind[k].n,
-                100.0 * kind[k].starved_us / kind[k].us);
+            printf("%s/%s: %.0f tiles, %.1f us each, %.1f us to the last stage, %.1f us starved (%.1f %%)\n",
+                   name, k ? "memory-bound" : "compute-bound", kind[k].n / 2, kind[k].us / kind[k].n,
+                   kind[k].mma_us / kind[k].n, kind[k].starved_us / kind[k].n,
+                   100.0 * kind[k].starved_us / kind[k].us);
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
 }
@@ -238,8 +236,10 @@ int main(void) {
     CUDA_CHECK(cudaMalloc((void**)&dev_units, sizeof(UnitTrace) * TRACE_MAX_CTAS * 2 * TRACE_MAX_UNITS));
     printf("GPU    %s\n", prop.name);
     printf(
-        "grouped_gemm<EDIT>, %u CTAs. Per consumer warpgroup and tile (a unit), averaged over both "
-        "warpgroups:\n"
+        "grouped_gemm<EDIT>, %u CTAs. A row per configuration (.mixed or .expert_order: the schedule), then "
+        "per\n"
+        "kind of tile (memory-bound: of an expert of one tile row), per consumer warpgroup and tile (a "
+        "unit):\n"
         "each = from the unit's first full-barrier wait to the next unit's (the last: to its last stage "
         "landed);\n"
         "to the last stage = first wait to the last k-block's data landed (then the last MMAs and the "
@@ -262,12 +262,12 @@ int main(void) {
         snprintf(name, sizeof name, "%sdense", pr.name);
         trace_config(&q, name, dev_units);
         plan_batch(&q, BATCH_0, false);
-        snprintf(name, sizeof name, "%sdevice_edit (%s)", pr.name,
-                 q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert order");
+        snprintf(name, sizeof name, "%sdevice_edit.%s", pr.name,
+                 q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert_order");
         trace_config(&q, name, dev_units);
         plan_batch(&q, BATCH_0, true);
-        snprintf(name, sizeof name, "%sother_order (%s)", pr.name,
-                 q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert order");
+        snprintf(name, sizeof name, "%sother_order.%s", pr.name,
+                 q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert_order");
         trace_config(&q, name, dev_units);
         release(&q);
     }
