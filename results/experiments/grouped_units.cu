@@ -10,7 +10,10 @@
 // (the kernel's own schedule functions) and sums by kind: units of experts of one tile row (memory-bound,
 // 2 MB of B_g each from DRAM) and of larger experts (compute-bound, B_g slices reused across the band).
 // Each configuration: 3 warm-up launches, the median of 5 untraced launches, one traced launch (both
-// timed: the trace's own cost shows). Output: grouped_units_<GPU>.txt beside this file.
+// timed: the trace's own cost shows; it slows every tile's issue a little, so its per-tile times are
+// compared between configurations, not with the untraced ms). Beside them, a model with no trace at all:
+// the most tiles any CTA runs, at the dense problem's measured time per tile.
+// Output: grouped_units_<GPU>.txt beside this file.
 // Build: `make experiments` (build/experiments/grouped_units).
 // link: -lcublas
 #include "03_tma_load/mbarrier.cuh"
@@ -144,7 +147,10 @@ typedef struct {
 } Sum;
 
 // One configuration: the batch on the device now, its schedule as planned (or not); one row per kind.
-static void trace_config(const Problem* q, const char* name, UnitTrace* dev_units) {
+// dense_ms_per_tile: the dense configuration's time over its most tiles on one CTA (0: this is it). The
+// row's at_dense_ms is what this configuration's most tiles on one CTA would take at that rate.
+static double trace_config(const Problem* q, const char* name, UnitTrace* dev_units,
+                           double dense_ms_per_tile) {
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
@@ -209,9 +215,12 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
             }
         }
     const double span_us = (last_ns - first_ns) / 1e3;
-    printf("%-30s %6.3f %9.3f %5.2f %8.1f %7.1f %9.1f %6.0f %11.1f\n", name, plain_ms, traced_ms,
-           ghz_sum / (2 * grid), span_us, (last_ns - cta_min_end) / 1e3, 100.0 * starved_us / cta_sum_us,
-           (kind[0].n + kind[1].n) / 2, 100.0 * producer_us / (cta_sum_us / 2));
+    const uint32_t per_cta = (total_units + grid - 1) / grid;
+    const double ms_per_tile = dense_ms_per_tile > 0 ? dense_ms_per_tile : plain_ms / per_cta;
+    printf("%-30s %6.3f %7u %11.3f %9.3f %5.2f %8.1f %7.1f %9.1f %6.0f %11.1f\n", name, plain_ms, per_cta,
+           ms_per_tile * per_cta, traced_ms, ghz_sum / (2 * grid), span_us, (last_ns - cta_min_end) / 1e3,
+           100.0 * starved_us / cta_sum_us, (kind[0].n + kind[1].n) / 2,
+           100.0 * producer_us / (cta_sum_us / 2));
     for (int k = 0; k < 2; ++k)
         if (kind[k].n > 0)
             printf("%s/%s: %.0f tiles, %.1f us each, %.1f us to the last stage, %.1f us starved (%.1f %%)\n",
@@ -220,6 +229,7 @@ static void trace_config(const Problem* q, const char* name, UnitTrace* dev_unit
                    100.0 * kind[k].starved_us / kind[k].us);
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
+    return ms_per_tile;
 }
 
 int main(void) {
@@ -235,21 +245,23 @@ int main(void) {
     UnitTrace* dev_units;
     CUDA_CHECK(cudaMalloc((void**)&dev_units, sizeof(UnitTrace) * TRACE_MAX_CTAS * 2 * TRACE_MAX_UNITS));
     printf("GPU    %s\n", prop.name);
-    printf(
-        "grouped_gemm<EDIT>, %u CTAs. A row per configuration (.mixed or .expert_order: the schedule), then "
-        "per\n"
-        "kind of tile (memory-bound: of an expert of one tile row), per consumer warpgroup and tile (a "
-        "unit):\n"
-        "each = from the unit's first full-barrier wait to the next unit's (the last: to its last stage "
+    printf("grouped_gemm<EDIT>, %u CTAs; a row per configuration (.mixed or .expert_order: the schedule):\n",
+           grid);
+    puts(
+        "  per_cta: the most tiles one CTA runs; at_dense_ms: that many at dense's time per tile (its ms "
+        "over its\n"
+        "  per_cta); traced_ms: the traced launch; span: from the first wait to the last stage landed, over "
+        "every\n"
+        "  CTA; tail: the last CTA's end after the first's; starved: the consumers' time inside full-barrier "
+        "waits\n"
+        "  (data not landed); prod_wait: the producer's time waiting for a free stage.\n"
+        "Then a row per kind of tile (memory-bound: of an expert of one tile row), per consumer warpgroup "
+        "and\n"
+        "tile: each = from its first full-barrier wait to the next tile's (the last: to its last stage "
         "landed);\n"
-        "to the last stage = first wait to the last k-block's data landed (then the last MMAs and the "
-        "epilogue);\n"
-        "starved = inside full-barrier waits. span = first wait to last stage landed over the CTAs; tail = "
-        "the\n"
-        "last CTA's end after the first's; prod_wait = the producer's time waiting for a free stage\n",
-        grid);
-    printf("%-30s %6s %9s %5s %8s %7s %9s %6s %11s\n", "configuration", "ms", "traced_ms", "GHz", "span_us",
-           "tail_us", "starved_%", "tiles", "prod_wait_%");
+        "to the last stage = to its last k-block's data landed (then its last MMAs and the epilogue).");
+    printf("%-30s %6s %7s %11s %9s %5s %8s %7s %9s %6s %11s\n", "configuration", "ms", "per_cta",
+           "at_dense_ms", "traced_ms", "GHz", "span_us", "tail_us", "starved_%", "tiles", "prod_wait_%");
     static const struct {
         const char* name;
         uint32_t experts, total, k, skew;
@@ -260,15 +272,15 @@ int main(void) {
         char name[64];
         use_batch(&q, DENSE);
         snprintf(name, sizeof name, "%sdense", pr.name);
-        trace_config(&q, name, dev_units);
+        const double dense_ms_per_tile = trace_config(&q, name, dev_units, 0);
         plan_batch(&q, BATCH_0, false);
         snprintf(name, sizeof name, "%sdevice_edit.%s", pr.name,
                  q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert_order");
-        trace_config(&q, name, dev_units);
+        trace_config(&q, name, dev_units, dense_ms_per_tile);
         plan_batch(&q, BATCH_0, true);
         snprintf(name, sizeof name, "%sother_order.%s", pr.name,
                  q.host[BATCH_0].split < q.host[BATCH_0].first_tile[pr.experts] ? "mixed" : "expert_order");
-        trace_config(&q, name, dev_units);
+        trace_config(&q, name, dev_units, dense_ms_per_tile);
         release(&q);
     }
     CUDA_CHECK(cudaFree(dev_units));
