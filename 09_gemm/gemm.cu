@@ -5,7 +5,8 @@
 // 1 wgmma_sync, 2 ring (+ setmaxnreg), 3 cooperative, pingpong, 4 multicast,
 // 5 persistent (+ a TMA-store epilogue), the ablation, 6 split-K, 7 cuBLAS.
 // New since step 08: 09_gemm/wgmma.cuh (wgmma and its shared-memory matrix
-// descriptor). The Makefile and tools/sanitize.sh read these lines (below):
+// descriptor), 09_gemm/reference.cuh (the plain GEMM every part is checked
+// against). The Makefile and tools/sanitize.sh read these lines (below):
 // link: -lcublas -lcublasLt
 // sanitize: --kernel-name kns=gemm_ws --kernel-name kns=wgmma_sync --kernel-name kns=reference_gemm
 // sanitize-tools: memcheck synccheck
@@ -21,6 +22,7 @@
 #include "06_transpose/named_barrier.cuh"
 #include "07_reduce_multicast/cluster.cuh"
 #include "07_reduce_multicast/tma_reduce.cuh"
+#include "09_gemm/reference.cuh"
 #include "09_gemm/wgmma.cuh"
 
 // The parts, in order. 1 wgmma_sync: TMA + wgmma, one buffer, nothing
@@ -79,17 +81,6 @@ static uint16_t bf16_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return (uint16_t)(u >> 16);
-}
-
-static __host__ __device__ __forceinline__ float bf16_value(uint16_t h) {
-#ifdef __CUDA_ARCH__
-    return __uint_as_float((uint32_t)h << 16);
-#else
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-#endif
 }
 
 typedef struct {
@@ -333,42 +324,12 @@ static int pair_next(Pair* p) {
     } while (0)
 
 // ---- The reference: a plain GPU GEMM, itself checked on the CPU ------------
-// Classic shared-memory tiling, fp32 FMAs, no tensor cores: 64 x 64 outputs
-// per block, 16 per thread (rows ty + 16 i, columns tx + 16 j: a warp reads
-// one or two words of `as` (a broadcast) and 16 consecutive words of `bs`).
-// Slow next to the tensor cores, and plainly right.
-#define REF_TILE 64
-#define REF_K 16
-
+// 09_gemm/reference.cuh: shared-memory tiling, fp32 FMAs, no tensor cores,
+// 64 x 64 outputs per block. Slow next to the tensor cores, and plainly right.
 __global__ void __launch_bounds__(256)
     reference_gemm(const uint16_t* a, const uint16_t* b, float* c, uint32_t m, uint32_t n, uint32_t k,
                    uint32_t ld_ab, uint32_t ldc) {
-    // [k][row or column]; the + 1 spreads the transposing stores over the banks
-    __shared__ float as[REF_K][REF_TILE + 1], bs[REF_K][REF_TILE + 1];
-    const uint32_t tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const uint32_t row0 = blockIdx.y * REF_TILE, col0 = blockIdx.x * REF_TILE;
-    float acc[4][4] = {};
-    for (uint32_t k0 = 0; k0 < k; k0 += REF_K) {
-        for (uint32_t e = threadIdx.x; e < REF_TILE * REF_K; e += 256) {
-            const uint32_t r = e / REF_K, kk = e % REF_K, inside_k = k0 + kk < k;
-            as[kk][r] = inside_k && row0 + r < m ? bf16_value(a[(size_t)(row0 + r) * ld_ab + k0 + kk]) : 0.f;
-            bs[kk][r] = inside_k && col0 + r < n ? bf16_value(b[(size_t)(col0 + r) * ld_ab + k0 + kk]) : 0.f;
-        }
-        __syncthreads();
-        for (uint32_t kk = 0; kk < REF_K; ++kk)
-#pragma unroll
-            for (uint32_t i = 0; i < 4; ++i)
-#pragma unroll
-                for (uint32_t j = 0; j < 4; ++j) acc[i][j] += as[kk][ty + 16 * i] * bs[kk][tx + 16 * j];
-        __syncthreads();
-    }
-#pragma unroll
-    for (uint32_t i = 0; i < 4; ++i)
-#pragma unroll
-        for (uint32_t j = 0; j < 4; ++j) {
-            const uint32_t r = row0 + ty + 16 * i, col = col0 + tx + 16 * j;
-            if (r < m && col < n) c[(size_t)r * ldc + col] = acc[i][j];
-        }
+    reference_tile(a, b, c, m, n, k, ld_ab, ldc);
 }
 
 // The rows of C the CPU recomputes: the first, the last, and hashed ones.

@@ -23,6 +23,7 @@
 #include "04_tma_store/tma_store.cuh"
 #include "06_transpose/named_barrier.cuh"
 #include "08_descriptor_update/tensormap_edit.cuh"
+#include "09_gemm/reference.cuh"
 #include "09_gemm/wgmma.cuh"
 
 // 09's tile: 128 x 256 outputs per CTA (two consumer warpgroups of 64 rows,
@@ -481,47 +482,15 @@ __global__ void build_maps(const __grid_constant__ CUtensorMap a_tmpl,
 }
 
 // ---- The reference: a plain GPU GEMM per expert, itself checked on the CPU ----
-// 09's reference: shared-memory tiling, fp32 FMAs, no tensor cores, 64 x 64
-// outputs per block; blockIdx.z is the expert.
-#define REF_TILE 64
-#define REF_K 16
+// 09's (09_gemm/reference.cuh): shared-memory tiling, fp32 FMAs, no tensor
+// cores, 64 x 64 outputs per block; blockIdx.z is the expert.
 __global__ void __launch_bounds__(256)
     reference_grouped(const Batch* batch, const uint16_t* b_all, uint32_t n, uint32_t k, uint32_t ld_ab,
                       uint32_t ldc) {
-    __shared__ float as[REF_K][REF_TILE + 1], bs[REF_K][REF_TILE + 1];
     const uint32_t g = blockIdx.z, m = batch->first_row[g + 1] - batch->first_row[g];
-    const uint32_t tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const uint32_t row0 = blockIdx.y * REF_TILE, col0 = blockIdx.x * REF_TILE;
-    if (row0 >= m) return;  // the grid covers the largest expert
-    const uint16_t* a = batch->a + (size_t)batch->first_row[g] * ld_ab;
-    const uint16_t* b = b_all + (size_t)g * n * ld_ab;
-    float* c = batch->c + (size_t)batch->first_row[g] * ldc;
-    float acc[4][4] = {};
-    for (uint32_t k0 = 0; k0 < k; k0 += REF_K) {
-        for (uint32_t e = threadIdx.x; e < REF_TILE * REF_K; e += 256) {
-            const uint32_t r = e / REF_K, kk = e % REF_K, inside_k = k0 + kk < k;
-            as[kk][r] = inside_k && row0 + r < m
-                            ? __uint_as_float((uint32_t)a[(size_t)(row0 + r) * ld_ab + k0 + kk] << 16)
-                            : 0.f;
-            bs[kk][r] = inside_k && col0 + r < n
-                            ? __uint_as_float((uint32_t)b[(size_t)(col0 + r) * ld_ab + k0 + kk] << 16)
-                            : 0.f;
-        }
-        __syncthreads();
-        for (uint32_t kk = 0; kk < REF_K; ++kk)
-#pragma unroll
-            for (uint32_t i = 0; i < 4; ++i)
-#pragma unroll
-                for (uint32_t j = 0; j < 4; ++j) acc[i][j] += as[kk][ty + 16 * i] * bs[kk][tx + 16 * j];
-        __syncthreads();
-    }
-#pragma unroll
-    for (uint32_t i = 0; i < 4; ++i)
-#pragma unroll
-        for (uint32_t j = 0; j < 4; ++j) {
-            const uint32_t r = row0 + ty + 16 * i, col = col0 + tx + 16 * j;
-            if (r < m && col < n) c[(size_t)r * ldc + col] = acc[i][j];
-        }
+    if (blockIdx.y * REF_TILE >= m) return;  // the grid covers the largest expert
+    reference_tile(batch->a + (size_t)batch->first_row[g] * ld_ab, b_all + (size_t)g * n * ld_ab,
+                   batch->c + (size_t)batch->first_row[g] * ldc, m, n, k, ld_ab, ldc);
 }
 
 // ---- The problem (host) ---------------------------------------------------------
@@ -1037,6 +1006,19 @@ static void report_bound(Problem* q) {
         b_bytes * 1e-9, b_ms, rate * 1e-9, 100.0 * ref_ms / (mma_ms > b_ms ? mma_ms : b_ms),
         100.0 * ref_ms / edit_ms, mixed ? "the work mixed" : "in expert order",
         mixed ? "in expert order" : "mixed", 100.0 * ref_ms / other_ms);
+    // Whole tiles: a tile of an expert's last tile row streams its whole slice of B_g and holds its CTA
+    // as long as a full one, however few of its rows are real. The CTA with the most tiles, at the dense
+    // problem's time per tile (the dense kernel's most tiles on one CTA).
+    const uint32_t tiles = b->first_tile[q->experts], dense_tiles = q->host[DENSE].first_tile[1];
+    const uint32_t grid = grid_for(q, tiles), dense_grid = grid_for(q, dense_tiles);
+    const uint32_t per_cta = (tiles + grid - 1) / grid,
+                   dense_per_cta = (dense_tiles + dense_grid - 1) / dense_grid;
+    const double tiles_ms = dense_ms * per_cta / dense_per_cta;
+    record_gpu_line(
+        "%stiles: %u tiles of %d x %d, at most %u on one of %u CTAs against the dense problem's %u; at "
+        "dense's "
+        "time per tile %.3f ms, so %.1f %% of dense_cublas in whole tiles",
+        q->prefix, tiles, BM, BN, per_cta, grid, dense_per_cta, tiles_ms, 100.0 * ref_ms / tiles_ms);
 }
 
 // ---- One problem: its batches, references and parts ---------------------------
