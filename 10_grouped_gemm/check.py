@@ -46,7 +46,7 @@ bench_runs = 3
 # The lesson's claims, checked on every run (tools/checker.py): one grouped kernel beats the per-expert loop,
 # even replayed from a CUDA graph, on both problems; a graph replay of the device-edited kernel on a new batch
 # runs at no less than 0.95 x the same kernel launched on that batch; our dense kernel holds 0.9 x cuBLAS's; the
-# plan's schedule beats the other one on the second problem (expert order: 10-12 % ahead on the H200, 15-17 % on
+# plan's schedule beats the other one on the second problem (expert order: 9-12 % ahead on the H200, 13-17 % on
 # the H100) and is no slower than 0.99 x it on the first (mixed: 0.6-6.6 % ahead on the H200, 9-11 % on the
 # H100; the CPU suite pins the plan itself, tests/unit_grouped_schedule.cu).
 perf_order = [("device_edit", "cublas_loop_graph"), ("many_device_edit", "many_cublas_loop_graph"),
