@@ -52,13 +52,18 @@ def test_tensor_map_rules(tmp_path):
     assert "box_bytes_strided" in lines and lines["box_bytes_strided"] == ""
 
 
+def unit_cases(source, tmp_path, *flags):
+    """A step's host-side unit test built for sm_90a (the step's own source is included) and run: the
+    names of its passing cases, and the run (its output is each assertion's message)."""
+    p = run_unit(source, tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a", *flags))
+    return {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}, p
+
+
 def test_gemm_host_checks(tmp_path):
     # 09_gemm/gemm.cu's host checks, fed wrong answers: the tail past C excused only when it holds
     # what the hardware writes there (zeros), a frame or interior word never; an unpaired PERF line
     # gets no reference.
-    p = run_unit("tests/unit_gemm_checks.cu", tmp_path,
-                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas", "-lcublasLt"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_gemm_checks.cu", tmp_path, "-lcublas", "-lcublasLt")
     assert {"tail_zeros_counted", "tail_value_not_excused", "frame_zero_not_excused", "interior_zero_reported",
             "reduce_tail_nan_counted", "reduce_tail_zero_not_excused", "store_tail_nan_not_excused",
             "inputs_nonzero_small", "unpaired_line_gets_none"} <= oks, p.stdout
@@ -67,8 +72,7 @@ def test_gemm_host_checks(tmp_path):
 def test_reduce_host_checks(tmp_path):
     # 07_reduce_multicast's split-K bound, fed wrong sums: one contributor lost or added twice is caught
     # for every element, the bound stays within 2^-17 of the terms' magnitudes, a real f32 order passes.
-    p = run_unit("tests/unit_reduce_checks.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_reduce_checks.cu", tmp_path)
     assert {"in_order_sum_within_bound", "bound_is_tight", "missing_contributor_caught",
             "doubled_contributor_caught"} <= oks, p.stdout
 
@@ -77,9 +81,7 @@ def test_grouped_schedule(tmp_path):
     # 10_grouped_gemm's schedule, from the program itself: a permutation of the units for every batch, the
     # memory-bound units dealt within one of their share in every 132 units, the plan of both problems (the
     # first mixed, the second in expert order, as measured on both GPUs) and the other schedule.
-    p = run_unit("tests/unit_grouped_schedule.cu", tmp_path,
-                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_grouped_schedule.cu", tmp_path, "-lcublas")
     assert {"first_problem_mixed", "first_problem_permutation", "first_problem_dealt_evenly",
             "first_problem_other_in_expert_order", "second_problem_in_expert_order", "second_problem_other_mixed",
             "second_problem_other_dealt_evenly", "empty_expert", "all_small_mixed"} <= oks, p.stdout
@@ -89,8 +91,7 @@ def test_cp_async_host_checks(tmp_path):
     # 02_cp_async's CPU reference of the polynomial (every poly_* part's expected output): Horner's rule from
     # x, the coefficients in order, one rounding per step as the kernels' __fmaf_rn (a twice-rounded
     # reference differs for some inputs).
-    p = run_unit("tests/unit_host_checks_02.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_02.cu", tmp_path)
     assert {"degree_0_is_the_identity", "degree_2_by_hand", "coefficients_in_order",
             "one_rounding_per_step"} <= oks, p.stdout
 
@@ -98,8 +99,7 @@ def test_cp_async_host_checks(tmp_path):
 def test_tma_store_host_checks(tmp_path):
     # 04_tma_store's input words: one-to-one, below 2^31 (+1 never the poison or the guard word), and +1
     # never the next element's or the next row's word.
-    p = run_unit("tests/unit_host_checks_04.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_04.cu", tmp_path)
     assert {"below_2_to_31", "plus_one_never_poison_or_guard", "plus_one_is_not_the_neighbour",
             "plus_one_is_not_the_next_row", "one_to_one"} <= oks, p.stdout
 
@@ -108,8 +108,7 @@ def test_swizzle_host_checks(tmp_path):
     # 05_swizzle's judges: `misplaced` finds none in the formula's own layout (every mode, 2- and 4-byte
     # elements) and counts swapped, lost, wrong-mode and wrong-base layouts; `conflict_degree` gives 1 for
     # a row and a broadcast, 2, 4 and 32 for the 2-way, swizzled-column and plain-column patterns.
-    p = run_unit("tests/unit_host_checks_05.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_05.cu", tmp_path)
     assert {"formula_layout_has_none_misplaced", "two_swapped_counted", "one_lost_counted", "wrong_mode_caught",
             "absolute_base_matters", "row_of_words_conflict_free", "column_of_128B_rows_32_way", "broadcast_free",
             "stride_2_words_2_way", "swizzled_column_4_way"} <= oks, p.stdout
@@ -118,8 +117,7 @@ def test_swizzle_host_checks(tmp_path):
 def test_tma_load_host_checks(tmp_path):
     # 03_tma_load's expected_word, from the program: the index inside, the fill (0) one step out on every
     # side, and a box shifted by one row or column never matching.
-    p = run_unit("tests/unit_host_checks_03.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_03.cu", tmp_path)
     assert {"inside_is_index", "left_is_fill", "top_is_fill", "right_is_fill", "bottom_is_fill",
             "shift_by_one_never_matches"} <= oks, p.stdout
 
@@ -127,9 +125,7 @@ def test_tma_load_host_checks(tmp_path):
 def test_transpose_host_checks(tmp_path):
     # 06_transpose's TMA-store tail rule, fed wrong outputs: zeros in a row's last chunk excused, any other
     # value there, a zero in the frame or in the transpose itself reported.
-    p = run_unit("tests/unit_host_checks_06.cu", tmp_path,
-                 ("-gencode", "arch=compute_90a,code=sm_90a", "-lcublas"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_06.cu", tmp_path, "-lcublas")
     assert {"tail_zeros_counted", "tail_zeros_restored", "tail_value_not_excused", "frame_zero_not_excused",
             "interior_zero_reported"} <= oks, p.stdout
 
@@ -137,7 +133,6 @@ def test_transpose_host_checks(tmp_path):
 def test_descriptor_update_host_checks(tmp_path):
     # 08_descriptor_update's group layout: 16-byte aligned starts and strides, no overlap, every box in
     # exactly one item, at the defaults, at --quick, small odd shapes and the array case.
-    p = run_unit("tests/unit_host_checks_08.cu", tmp_path, ("-gencode", "arch=compute_90a,code=sm_90a"))
-    oks = {ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("ok ")}
+    oks, p = unit_cases("tests/unit_host_checks_08.cu", tmp_path)
     assert {"grouped_aligned", "grouped_apart", "grouped_items_cover_every_box_once", "quick_apart",
             "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape"} <= oks, p.stdout
