@@ -72,6 +72,15 @@ def test_build_terminal_output_is_short(built):
     assert len((p.stdout + p.stderr).strip().splitlines()) == 1
 
 
+def test_experiment_variants_still_apply():
+    # A variant an experiment timed against a step (results/experiments/*.diff, e.g. the L2 prefetch lesson
+    # 10 reports) must still apply to the step as it is: a reader can rebuild what the numbers came from.
+    diffs = sorted((REPO / "results" / "experiments").glob("*.diff"))
+    for d in diffs:
+        p = run(["git", "apply", "--check", str(d)])
+        assert p.returncode == 0, f"{d.relative_to(REPO)} no longer applies: {p.stderr.strip()}"
+
+
 def test_experiments_build():
     # Every experiment behind a lesson (results/experiments/*.cu) builds with
     # the steps' flags and headers into build/experiments/<name>, with no
