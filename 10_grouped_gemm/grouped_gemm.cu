@@ -1006,18 +1006,17 @@ static void report_bound(Problem* q) {
         b_bytes * 1e-9, b_ms, rate * 1e-9, 100.0 * ref_ms / (mma_ms > b_ms ? mma_ms : b_ms),
         100.0 * ref_ms / edit_ms, mixed ? "the work mixed" : "in expert order",
         mixed ? "in expert order" : "mixed", 100.0 * ref_ms / other_ms);
-    // Whole tiles: a tile of an expert's last tile row streams its whole slice of B_g and holds its CTA
-    // as long as a full one, however few of its rows are real. The CTA with the most tiles, at the dense
-    // problem's time per tile (the dense kernel's most tiles on one CTA).
+    // Whole tiles: a tile of an expert's last tile row streams its whole slice of B_g however few of its
+    // rows are real. A model, not a bound: the CTA with the most tiles, each at the dense problem's time
+    // per tile (the dense kernel's time over its most tiles on one CTA).
     const uint32_t tiles = b->first_tile[q->experts], dense_tiles = q->host[DENSE].first_tile[1];
     const uint32_t grid = grid_for(q, tiles), dense_grid = grid_for(q, dense_tiles);
     const uint32_t per_cta = (tiles + grid - 1) / grid,
                    dense_per_cta = (dense_tiles + dense_grid - 1) / dense_grid;
     const double tiles_ms = dense_ms * per_cta / dense_per_cta;
     record_gpu_line(
-        "%stiles: %u tiles of %d x %d, at most %u on one of %u CTAs against the dense problem's %u; at "
-        "dense's "
-        "time per tile %.3f ms, so %.1f %% of dense_cublas in whole tiles",
+        "%stiles: %u tiles of %d x %d, at most %u on one of %u CTAs against the dense problem's %u; "
+        "at dense's time per tile %.3f ms, so %.1f %% of dense_cublas in whole tiles",
         q->prefix, tiles, BM, BN, per_cta, grid, dense_per_cta, tiles_ms, 100.0 * ref_ms / tiles_ms);
 }
 
