@@ -16,3 +16,11 @@ static uint32_t* framed_want(uint32_t rows, uint32_t cols, uint32_t ld, uint32_t
         for (uint32_t c = 0; c < cols; ++c) want[(FRAME + r) * ld + FRAME + c] = base + r * cols + c;
     return want;
 }
+
+// Writes `word` into every row's tail: the words past its `cols` up to the end of the row's last
+// 16-byte chunk, where a TMA store's box (or a reduce's) lands past the output (what the checks must
+// tell from a wrong word). `got` as framed_want lays it out.
+static void fill_tails(uint32_t* got, uint32_t rows, uint32_t cols, uint32_t ld, uint32_t word) {
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t c = cols; c % 4 != 0; ++c) got[(FRAME + r) * ld + FRAME + c] = word;
+}

@@ -27,8 +27,8 @@ int main(void) {
 
     // What the hardware writes past C: zeros (either sign). Counted, restored, nothing wrong.
     memcpy(got, want, g.framed_words * 4);
-    for (uint32_t r = 0; r < g.m; ++r)
-        for (uint32_t j = g.n; j < 8; ++j) got[(FRAME + r) * g.ldc + FRAME + j] = r == 1 ? 0x80000000u : 0u;
+    fill_tails(got, g.m, g.n, g.ldc, 0u);
+    fill_tails(got + g.ldc, 1, g.n, g.ldc, 0x80000000u);  // row 1: negative zeros
     EXPECT("tail_zeros_counted", tma_store_tail(got, &g, TAIL_STORE) == 9);
     EXPECT("tail_zeros_restored", check_words("unit_tail_zeros", got, want, g.framed_words) == 0);
 
@@ -52,8 +52,7 @@ int main(void) {
 
     // A TMA reduce adds zeros to the poison there: a NaN (not the poison's own bits) is what it leaves.
     memcpy(got, want, g.framed_words * 4);
-    for (uint32_t r = 0; r < g.m; ++r)
-        for (uint32_t j = g.n; j < 8; ++j) got[(FRAME + r) * g.ldc + FRAME + j] = 0x7FFFFFFFu;
+    fill_tails(got, g.m, g.n, g.ldc, 0x7FFFFFFFu);
     EXPECT("reduce_tail_nan_counted", tma_store_tail(got, &g, TAIL_REDUCE) == 9);
     EXPECT("reduce_tail_restored", check_words("unit_reduce_tail", got, want, g.framed_words) == 0);
     memcpy(got, want, g.framed_words * 4);

@@ -21,8 +21,7 @@ int main(void) {
     const size_t tail0 = (size_t)FRAME * t.ld_out + FRAME + t.rows;  // output row 0's first word past it
 
     memcpy(got, want, t.framed_words * 4);
-    for (uint32_t c = 0; c < t.cols; ++c)
-        for (uint32_t r = t.rows; r < 8; ++r) got[(FRAME + c) * t.ld_out + FRAME + r] = 0u;
+    fill_tails(got, t.cols, t.rows, t.ld_out, 0u);
     EXPECT("tail_zeros_counted", tma_store_tail(got, &t) == 9);
     EXPECT("tail_zeros_restored", check_words("unit_tail_zeros", got, want, t.framed_words) == 0);
 
