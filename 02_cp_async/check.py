@@ -69,8 +69,11 @@ sass_absent = {
 # sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
 # instructions begin with the text) and build_log_absent (ptxas advisories).
 lab = {
-    # pipeline<1> has no prologue: its only cp.async are the hole's
-    1: {"teaches": "the tile is issued with cp.async (LDGSTS), never loaded into registers and stored (LDG + STS)",
-        "sass": {"pipeline<1>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR"], "pipeline<4>": ["LDGSTS.E.BYPASS.128"]},
+    # pipeline<1> has no prologue: its only cp.async are the hole's. The group wait, wait_group STAGES - 1, is
+    # DEPBAR.LE SB0 with that count: 0 for pipeline<1>, 3 for pipeline<4>
+    1: {"teaches": "the tile is issued with cp.async (LDGSTS), never loaded into registers and stored (LDG + STS), "
+                   "in groups (commit: LDGDEPBAR) that the loop waits for with wait_group STAGES - 1 (DEPBAR.LE SB0)",
+        "sass": {"pipeline<1>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
+                 "pipeline<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x3"]},
         "sass_absent": {"pipeline<1>": ["STS.128"], "pipeline<4>": ["STS.128"], "pipeline_dynamic<4>": ["STS.128"]}},
 }

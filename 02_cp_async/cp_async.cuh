@@ -30,7 +30,8 @@
 //   1. Each thread issues its copies (cp_async_*) into shared memory that
 //      no asynchronous reader still reads                                [S2]
 //   2. It closes them into a group (cp_async_commit_group), one group per
-//      stage, even when there is nothing left to copy
+//      stage, even when there is nothing left to copy (an action: a group
+//      missing shows at step 3's wait, as A1)
 //   3. Before it reads a stage, it waits until that stage's group is
 //      complete: wait_group N leaves the newest N pending                [A1]
 //      02_cp_async/bugs/1.diff

@@ -75,6 +75,21 @@ sass_fences = {
     "tile_load": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 1},
 }
 
+# The order of the proxy fences in the machine code (tools/sass.py, check_order), not
+# only their count: a box poisoned by the threads (poison_smem) reaches the TMA's
+# writes only through fence.proxy.async (MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S) after the
+# last poison store and before the barrier that hands the box to the thread that loads
+# it. Nearest first, backward from each load: the barrier, then the fence, with no
+# shared store between them (a fence before the stores, or after the barrier in the
+# loading thread only, leaves the poison racing the load). The FENCE.VIEW.ASYNC.S of
+# fence.mbarrier_init does not count: the fence's own MEMBAR.ALL.CTA is the step.
+_POISON_FENCE = {"before": ["BAR.SYNC*", "MEMBAR.ALL.CTA"], "stop": "STS*"}
+sass_order = {
+    **{k: [{"anchor": "UTMALDG.2D", **_POISON_FENCE}]
+       for k in ("tile_load", "reuse_one_barrier", "reuse_two_barriers", "one_box")},
+    "bulk_copy": [{"anchor": "UBLKCP.S.G", **_POISON_FENCE}],
+}
+
 # The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
 # of the kernels it lives in must show once it is filled. A fill that passes
 # the run without it bypasses what the hole teaches, and is graded MECHANISM.

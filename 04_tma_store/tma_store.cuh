@@ -15,18 +15,21 @@
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
 // the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
 // the kernel runs, and the planted mistake that breaks it, if there is one:
-//   1. Threads write the box with ordinary stores
+//   1. Threads write the box with ordinary stores (an action: the shadow
+//      records the writes that step 2 must fence)
 //   2. Every writing thread runs fence.proxy.async.shared::cta           [S1]
 //      04_tma_store/bugs/1.diff, 06_transpose/bugs/2.diff
 //   3. Then a barrier hands the box to one thread (the fence before the
 //      barrier: make test reads the order in the machine code)
 //   4. That thread stores it (tma_store_2d, bulk_store) and commits the
-//      bulk group
+//      bulk group (an action: the group is what steps 5 and 6 wait for)
 //   5. wait_group.read N before the box is rewritten (N: the newer stores
 //      that may still read)                                              [S2]
 //   6. wait_group.read 0 (or wait_group 0) before the CTA ends           [S3]
 //   7. wait_group 0 before anything reads what the store wrote (this
-//      thread, or another after a barrier)
+//      thread, or another after a barrier): not checked at run time, no
+//      wrapper sees the global reads; the programs read the output after
+//      the kernel ends, when every bulk group is complete
 #pragma once
 
 #include "03_tma_load/tma_load.cuh"  // smem_u32, gmem_u64, CUtensorMap, fence_proxy_async_shared

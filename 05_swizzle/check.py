@@ -44,7 +44,9 @@ sass_fences = {
 # sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
 # instructions begin with the text) and build_log_absent (ptxas advisories).
 lab = {
-    # bank_patterns loads its input tile from global memory with 32 LDG.E; the hole reads shared memory only
+    # bank_patterns loads its input tile from global memory with 32 LDG.E; the hole reads shared memory only,
+    # through the swizzled address: 160 LDS in all (a fill that computes the element's value from its
+    # position instead, reading nothing, leaves 120)
     1: {"teaches": "element (t, k) is read where the TMA put it, in the swizzled tile in shared memory (LDS), not from global memory",
-        "sass_count": {"bank_patterns": {"LDG.E": 32}}},
+        "sass_count": {"bank_patterns": {"LDG.E": 32, "LDS": 160}}},
 }

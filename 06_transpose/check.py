@@ -116,7 +116,11 @@ sass_order = {
 # sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
 # instructions begin with the text) and build_log_absent (ptxas advisories).
 lab = {
-    1: {"teaches": "each transposed box leaves with a TMA store (UTMASTG) through the output's map",
-        "sass": {"tma_naive": ["UTMASTG.2D"], "tma_swizzle": ["UTMASTG.2D"], "tma_swizzle_batched": ["UTMASTG.2D"],
-                 "tma_pipelined": ["UTMASTG.2D"]}},
+    # the read wait (wait_group.read N) is DEPBAR.LE SB0, N: 0 before a block ends, 1 (PIPE_OUT_STAGES - 1) before
+    # tma_pipelined rewrites an output stage
+    1: {"teaches": "each transposed box leaves with a TMA store (UTMASTG) through the output's map, and its stage "
+                   "is reused or released only after the store's read wait (DEPBAR.LE SB0)",
+        "sass": {"tma_naive": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"], "tma_swizzle": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"],
+                 "tma_swizzle_batched": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"],
+                 "tma_pipelined": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"]}},
 }

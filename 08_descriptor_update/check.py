@@ -87,17 +87,30 @@ sass_fences = {
 # the copy engine; a read wait with its exact count between a store that read
 # a buffer and the writes that reuse it. Here also: a pair of maps is rewritten only after the
 # read wait that covers the stores through it (the exact count is chosen at
-# run time: 0, 1 or 2), and the global path's release follows its edits.
+# run time: 0, 1 or 2), and the global path's release follows its edits; a
+# stage is reloaded only after wait_group.read 1 (the store before the newest
+# has read it), and field_probe's poison is fenced before the loads.
+# A stage's reload: the nearest read wait before each load says 0x1, with no store between.
+_RELOAD = {"anchor": "UTMALDG.2D", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x1"])], "stop": "UTMASTG.2D"}
 sass_order = {
     # (until: the warp's converged path; the compiler lays out a fallback for a
     # divergent warp after the loop, where linear order says nothing)
     "grouped_copy<0>": [{"anchor": "ATOMG.E.EXCH.STRONG.GPU", "until": "UTMASTG.2D", "before": [
-        ("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0", "DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x2"])], "stop": "UTMASTG.2D"}],
+        ("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0", "DEPBAR.LE SB0, 0x1", "DEPBAR.LE SB0, 0x2"])], "stop": "UTMASTG.2D"},
+        _RELOAD],
     "grouped_copy<1>": [
         {"anchor": "STG.E", "before": [("DEPBAR.LE SB0", ["DEPBAR.LE SB0, 0x0", "DEPBAR.LE SB0, 0x1",
                                                           "DEPBAR.LE SB0, 0x2"])], "stop": "UTMASTG.2D"},
         {"anchor": "UTMACCTL.IV", "before": ["MEMBAR.ALL.GPU"], "stop": "STG.E*"},
+        _RELOAD,
     ],
+    "grouped_copy<2>": [_RELOAD],
+    # copy_item: the first NSTAGES loads fill the ring; each later one reloads the stage the store
+    # before the newest read (the anchors after the first store)
+    "cross_cta": [{**_RELOAD, "from": "UTMASTG.2D"}],
+    # the poison of both boxes, fenced (MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S) after its last store
+    # (STS [R...]: the map's copy and edits in shared memory are STS.128 and STS [UR...], no poison)
+    "field_probe": [{"anchor": "UTMALDG*", "before": ["MEMBAR.ALL.CTA"], "stop": "STS [R"}],
 }
 
 # The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code

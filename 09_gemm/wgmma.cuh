@@ -30,7 +30,8 @@
 //   2. wgmma.fence before the first MMA since the accumulators were last
 //      the threads' (the kernel's start, a wgmma.wait_group)             [W1]
 //      09_gemm/bugs/2.diff
-//   3. The MMAs, then wgmma.commit_group
+//   3. The MMAs, then wgmma.commit_group (an action: the groups are what
+//      steps 4 and 6 wait for)
 //   4. wgmma.wait_group N before a stage an older group read is handed
 //      back (N = 1: one batch keeps running)                             [P1]
 //      09_gemm/bugs/3.diff

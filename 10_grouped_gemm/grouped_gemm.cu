@@ -208,6 +208,19 @@ typedef struct {
     alignas(128) CUtensorMap a, b, c[2];
 } EditMaps;
 
+// EDIT: the maps start as the templates, 4 x 128 bytes, one 16-byte piece per
+// thread of threads 0..31 (the callers' first warp).
+static __device__ __forceinline__ void edit_maps_from_templates(EditMaps* edit, const CUtensorMap& a_tmpl,
+                                                                const CUtensorMap& b_tmpl,
+                                                                const CUtensorMap& c_tmpl) {
+    const uint32_t lane = threadIdx.x;
+    const CUtensorMap* from = lane < 8 ? &a_tmpl : lane < 16 ? &b_tmpl : &c_tmpl;
+    uint4* to = lane < 8    ? (uint4*)&edit->a
+                : lane < 16 ? (uint4*)&edit->b
+                            : (uint4*)&edit->c[(lane - 16) / 8];
+    to[lane % 8] = ((const uint4*)from)[lane % 8];
+}
+
 // The producer's warp, all 32 lanes (cp_fenceproxy is .sync.aligned): lane 0
 // issues the loads. `last` is the last ring position loaded through the pair
 // of maps of slot `switches % 2` (EDIT); before the pair is rewritten, every load through
@@ -358,13 +371,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint8_t* stages = tma_smem_base<1024>();  // [STAGES][A: 128 x 64 | B: 256 x 64] bf16, 128B-swizzled
     float* epi_boxes = (float*)(stages + STAGES * STAGE_BYTES);  // [2 consumers][2][64][32] fp32
     for (uint32_t i = threadIdx.x; i <= p.experts; i += THREADS) first_tile[i] = p.batch->first_tile[i];
-    if (SOURCE == EDIT && threadIdx.x < 32) {  // the maps start as the templates: 4 x 128 bytes
-        const CUtensorMap* from = threadIdx.x < 8 ? &a_tmpl : threadIdx.x < 16 ? &b_tmpl : &c_tmpl;
-        uint4* to = threadIdx.x < 8    ? (uint4*)&edit.a
-                    : threadIdx.x < 16 ? (uint4*)&edit.b
-                                       : (uint4*)&edit.c[(threadIdx.x - 16) / 8];
-        to[threadIdx.x % 8] = ((const uint4*)from)[threadIdx.x % 8];
-    }
+    if (SOURCE == EDIT && threadIdx.x < 32) edit_maps_from_templates(&edit, a_tmpl, b_tmpl, c_tmpl);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(&full[s], 1);   // the producer's arrive.expect_tx
@@ -479,6 +486,33 @@ __global__ void build_maps(const __grid_constant__ CUtensorMap a_tmpl,
         tmap_replace_dim_global<1>(m, rows);
     }
     tmap_release_gpu();
+}
+
+// The device's share of an expert switch (EDIT), alone: one warp does for every
+// expert with rows, in turn, what the kernel does when a CTA's next tile is
+// another expert's: the producer's retarget of A and B (producer_maps) and a
+// consumer's of C (consumer_map). No load or store is in flight, so neither
+// waits. Its %globaltimer span, in ns, goes to *ns.
+__global__ void __launch_bounds__(32)
+    retarget_alone(const __grid_constant__ CUtensorMap a_tmpl, const __grid_constant__ CUtensorMap b_tmpl,
+                   const __grid_constant__ CUtensorMap c_tmpl, const __grid_constant__ GroupArgs p,
+                   unsigned long long* ns) {
+    __shared__ EditMaps edit;
+    edit_maps_from_templates(&edit, a_tmpl, b_tmpl, c_tmpl);
+    __syncwarp();
+    const uint32_t* first_row = p.batch->first_row;
+    const CUtensorMap *a_map, *b_map;
+    uint32_t switches = 0;
+    const uint64_t start = globaltimer_ns();
+#pragma unroll 1
+    for (uint32_t g = 0; g < p.experts; ++g) {
+        if (first_row[g + 1] == first_row[g]) continue;  // no tile, no switch
+        producer_maps<EDIT>(p, a_tmpl, b_tmpl, &edit, first_row, g, 0, switches++, 0xFFFFFFFFu, NULL, &a_map,
+                            &b_map);
+        consumer_map<EDIT>(p, &edit, first_row, g, 0, threadIdx.x);
+    }
+    __syncwarp();
+    if (threadIdx.x == 0) *ns = globaltimer_ns() - start;
 }
 
 // ---- The reference: a plain GPU GEMM per expert, itself checked on the CPU ----
@@ -813,10 +847,10 @@ typedef struct {
     const void** ptrs;  // device: [0, count) B_g, [count, 2 count) A_g, [2 count, 3 count) C_g
 } GroupedCall;
 
-static cublasStatus_t cublas_grouped(const Problem* q, const GroupedCall* c) {
+static cublasStatus_t cublas_grouped(const Problem* q, const GroupedCall* c, cudaDataType c_type) {
     return cublasGemmGroupedBatchedEx(q->h, c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->ptrs, CUDA_R_16BF,
                                       c->lda, c->ptrs + c->count, CUDA_R_16BF, c->ldb, c->beta,
-                                      (void* const*)(c->ptrs + 2 * c->count), CUDA_R_32F, c->ldc, c->count,
+                                      (void* const*)(c->ptrs + 2 * c->count), c_type, c->ldc, c->count,
                                       c->size, CUBLAS_COMPUTE_32F);
 }
 
@@ -844,13 +878,19 @@ static void grouped_batched_part(const Problem* q) {
     char name[64];
     snprintf(name, sizeof name, "%scublas_grouped_batched", q->prefix);
     poison_device(q->out[set_of(q->batch)], q->framed_words * 4, q->s);
-    const cublasStatus_t st = cublas_grouped(q, &c);
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+    const cublasStatus_t st = cublas_grouped(q, &c, CUDA_R_32F);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {
+        // What it takes instead: the same call with C in bf16 (into the poisoned output; not this
+        // problem's output type, so neither checked nor timed).
+        const cublasStatus_t bf16_out = cublas_grouped(q, &c, CUDA_R_16BF);
+        CUDA_CHECK(cudaStreamSynchronize(q->s));
         printf(
-            "note   %s: cublasGemmGroupedBatchedEx answers %s for bf16 inputs, fp32 output, fp32 compute\n",
-            name, cublasGetStatusName(st));
-    else
-        GROUP_PART(q, "cublas_grouped_batched", CUBLAS_CHECK(cublas_grouped(q, &c)));
+            "note   %s: cublasGemmGroupedBatchedEx answers %s for bf16 inputs, fp32 output, fp32 compute; "
+            "with a bf16 output, %s\n",
+            name, cublasGetStatusName(st), cublasGetStatusName(bf16_out));
+    } else {
+        GROUP_PART(q, "cublas_grouped_batched", CUBLAS_CHECK(cublas_grouped(q, &c, CUDA_R_32F)));
+    }
     CUDA_CHECK(cudaStreamSynchronize(q->s));
     CUDA_CHECK(cudaFree(c.ptrs));
 }
@@ -941,8 +981,9 @@ static double now_seconds(void) {
     } while (0)
 
 // The host's share of a new batch, in microseconds (median of 5): encoding
-// its 3 G maps (HOST_MAPS), updating ONE_MAP's kernel node.
-static void report_host_costs(Problem* q, const Graph* one_map) {
+// its 3 G maps (HOST_MAPS), updating ONE_MAP's kernel node, submitting a
+// replay of the device-edit graph (and that replay, launch to finish).
+static void report_host_costs(Problem* q, const Graph* one_map, const Graph* device_edit) {
     float encode[5], update[5];
     uint32_t maps = 0;
     for (uint32_t g = 0; g < q->experts_of[BATCH_1]; ++g)
@@ -968,6 +1009,35 @@ static void report_host_costs(Problem* q, const Graph* one_map) {
         build_maps<<<(3 * p.experts + 127) / 128, 128, 0, q->s>>>(q->a_tmpl[1], q->b_tmpl, q->c_tmpl[1], p,
                                                                   q->maps);
     record_time_line("%sbuild_maps: %u maps in %.1f us on the GPU", q->prefix, maps, t.median_ms * 1e3);
+    // The device's share in device_edit: one warp's retargets, expert after expert (retarget_alone), each
+    // run's %globaltimer span into its own word. Then a replay of the device_edit graph: what the host
+    // spends submitting it, and the replay on the GPU's timeline.
+    unsigned long long* spans;
+    const int runs = q->cli->warmup + q->cli->reps;
+    CUDA_CHECK(cudaMalloc((void**)&spans, sizeof(unsigned long long) * runs));
+    for (t = timer_begin(q->cli, q->s, NULL, 0); timer_next(&t);)
+        retarget_alone<<<1, 32, 0, q->s>>>(q->a_tmpl[1], q->b_tmpl, q->c_tmpl[1], p, spans + t.i - 1);
+    unsigned long long span[MAX_REPS + 64];
+    CUDA_CHECK(cudaMemcpy(span, spans, sizeof(unsigned long long) * runs, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(spans));
+    float edit_us[MAX_REPS], submit_us[MAX_REPS];
+    for (int r = 0; r < q->cli->reps; ++r) edit_us[r] = (float)(span[q->cli->warmup + r] * 1e-3);
+    int submitted = 0;
+    for (t = timer_begin(q->cli, q->s, NULL, 0); timer_next(&t);) {
+        const double t0 = now_seconds();
+        CUDA_CHECK(cudaGraphLaunch(device_edit->exec, q->s));
+        if (t.i > t.warmup) submit_us[submitted++] = (float)((now_seconds() - t0) * 1e6);
+    }
+    const uint32_t switches = maps / 3;  // one per expert with rows
+    const float edit = median_of(edit_us, q->cli->reps);
+    record_time_line(
+        "%sdevice_edit: %u expert switches in %.1f us on one warp (%.2f us per expert: A and B as the "
+        "producer retargets them, C as a consumer does)",
+        q->prefix, switches, edit, switches ? edit / switches : 0.f);
+    record_time_line(
+        "%sgraph_replay: cudaGraphLaunch %.1f us on the host; the replay %.3f ms on the GPU "
+        "(graph_device_edit)",
+        q->prefix, median_of(submit_us, submitted), t.median_ms);
 }
 
 // What bounds a grouped GEMM of batch 0, measured here: the MMAs' rows (64
@@ -1144,7 +1214,7 @@ static void part_problem(const char* prefix, uint32_t experts, uint32_t total, u
     GRAPH_PART(&q, "graph_device_maps", device_maps, (void)0);
     GRAPH_PART(&q, "graph_device_edit", device_edit, (void)0);
     if (timing_wanted(q.cli)) {
-        report_host_costs(&q, &one_map);
+        report_host_costs(&q, &one_map, &device_edit);
         report_bound(&q);
     }
 

@@ -87,3 +87,20 @@ def test_a_diff_that_no_longer_applies_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(bugs, "diff_paths", lambda s: {1: stale})
     with pytest.raises(ValueError, match="does not apply"):
         bugs.planted_tree(step, 1, tmp_path / "tree")
+
+
+def test_without_a_gpu_a_bug_shows_its_diff_and_its_recorded_run():
+    # `make bug-NN N=k` on a machine with no GPU: not a bare "skipped", but what the mistake plants and what
+    # it did on the H200, both builds (exit 77: nothing was judged here).
+    from conftest import run
+    nvcc = "nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
+    p = run(["python3", "tools/bugs.py", "run", "03_tma_load", "1", "--nvcc", nvcc])
+    if p.returncode != 77:
+        pytest.skip("a GPU is here: the bug ran (make bug-03 N=1)")
+    out = p.stdout
+    assert "cannot run here" in out and "what:" in out, out
+    assert "--- a/03_tma_load/" in out, "the diff is not shown:\n" + out
+    recorded = (REPO / "results" / "runs" / "NVIDIA_H200" / "03_tma_load.bug1.txt").read_text().splitlines()[0]
+    assert "Recorded on the H200" in out and recorded in out, "the recorded H200 run is not shown:\n" + out
+    shadow = (REPO / "results" / "runs" / "NVIDIA_H200" / "03_tma_load.bug1.shadow.txt").read_text().splitlines()[0]
+    assert shadow in out, "the recorded shadow run is not shown:\n" + out

@@ -216,7 +216,8 @@ def test_paths_named_in_docs_exist(doc):
         assert target.exists(), f"{doc.relative_to(REPO)} names {name}, which does not exist"
 
 
-# A lesson's shape: a core path a learner finishes in about 15 minutes, then
+# A lesson's shape: a core path a learner finishes in about 13 minutes at most (2000 words at the
+# 150 a minute of results_table.py's reading time), then
 # "Going further" sections to skip and come back to, exercises, further
 # reading, and the way on. Words are whitespace-separated tokens of the file
 # as it is read (code, tables and generated blocks count).
@@ -273,11 +274,31 @@ def test_lesson_opens_with_a_short_path_and_ends_with_the_way_on(step_dir):
     assert last.startswith("Next:") and want in last, f"{step_dir}: the last line is not 'Next: ...{want}': {last!r}"
 
 
+# The line that closes every lesson's core path, right before its first "Going further" heading: a
+# newcomer reading top to bottom learns where to stop (the reading time under the title counts to there).
+CORE_END_LINE = "*The core path ends here; the sections below go further.*"
+
+
+def core_end_line(text):
+    """The last non-empty line of the core path (before the first '## Going further'), or None."""
+    core, _, _ = lesson_shape(text)
+    return next((ln for ln in reversed(core.splitlines()) if ln.strip()), None) if core is not None else None
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_every_lesson_says_where_its_core_path_ends(step_dir):
+    last = core_end_line((REPO / step_dir / "README.md").read_text())
+    assert last == CORE_END_LINE, f"{step_dir}: the core path ends with {last!r}, not {CORE_END_LINE!r}"
+
+
 def test_lesson_shape_check_can_fail():
     # A lesson without its Going-further split, and one whose core path is too long, are both refused.
     assert lesson_shape("# Step\n\n## Run it\n\n```\n## not a heading\n```\nNext: x\n")[0] is None
     core, _, _ = lesson_shape("# Step\n" + "word " * (CORE_WORDS + 1) + "\n## Going further: x\n")
     assert len(core.split()) > CORE_WORDS
+    # ... and so is a core path that does not say where it ends.
+    assert core_end_line(f"# Step\n\n{CORE_END_LINE}\n\n## Going further: x\n") == CORE_END_LINE
+    assert core_end_line("# Step\n\ntext\n\n## Going further: x\n") != CORE_END_LINE
 
 
 TYPED_NUMBER = re.compile(r"\b\d+\.\d+ ?(?:%|GB/s|TB/s|ms|us|µs|ns)")

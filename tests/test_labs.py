@@ -6,7 +6,9 @@ the tutorial's flags and no warning; the grader fails a recorded run of an
 unfilled lab on the H200 and passes the recorded run of the solution.
 """
 
+import concurrent.futures
 import csv
+import hashlib
 import json
 import os
 import pathlib
@@ -14,6 +16,7 @@ import re
 import shutil
 import sys
 import tarfile
+import textwrap
 
 import pytest
 
@@ -270,25 +273,155 @@ def mechanism_of(step, program, tmp_path):
     return lab.mechanism(step, tmp_path / "program.cubin", src, p.stdout + p.stderr, ["nvcc"])
 
 
+MECHANISMS: dict[tuple[str, str], dict] = {}  # (step, sha1 of a program text): its mechanism problems
+
+
+def mechanisms(step, programs, tmp_path):
+    """{name: mechanism_of(its program)} for several programs of a step: built in parallel, each text once per
+    session (the tests below share the samples' builds: a few seconds, not one build per test)."""
+    key = lambda text: (step, hashlib.sha1(text.encode()).hexdigest())  # noqa: E731
+    todo = {key(t): t for t in programs.values() if key(t) not in MECHANISMS}
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(len(todo), os.cpu_count() or 1))) as pool:
+        for k, got in zip(todo, pool.map(lambda k: mechanism_of(step, todo[k], tmp_path / k[1][:12]), todo)):
+            MECHANISMS[k] = got
+    return {name: MECHANISMS[key(t)] for name, t in programs.items()}
+
+
 BYPASS_NAMES = {"01_memcpy_baseline": "no STS.128", "02_cp_async": "no LDGSTS", "03_tma_load": "no SYNCS.ARRIVE.TRANS64",
                 "07_reduce_multicast": "no UTMALDG.2D.MULTICAST", "09_gemm": "ptxas: ptxas info    : (C7519) warpgroup.arrive is injected",
                 "10_grouped_gemm": "1 x tensormap.replace.tile.global_address.shared::cta in the PTX, want 3"}
-SAMPLED = [(d, kind) for d in STEP_DIRS for kind in ("bypass", "protocol") if kind in lab_samples.FILLS.get(d, {})]
+SAMPLED = [(d, kind) for d in STEP_DIRS for kind in lab_samples.FILLS.get(d, {}) if kind != "paste"]
 
 
 @pytest.mark.parametrize("step_dir, kind", SAMPLED)
 def test_a_bypass_is_mechanism_and_a_protocol_mistake_is_not(built, step_dir, kind, tmp_path):
     # tools/lab_samples.py's fills: one that gets the right output without what the hole teaches is caught
-    # by the machine code alone (MECHANISM, final without a GPU); a protocol mistake is not, so it reaches
-    # the runs, where a sanitizer or the shadow build names it (results/labs/).
+    # by the machine code alone (MECHANISM, final without a GPU); a protocol mistake or a race is not, so it
+    # reaches the runs, where a sanitizer or the shadow build names it (results/labs/).
     hole, _ = lab_samples.FILLS[step_dir][kind]
-    got = mechanism_of(step_dir, lab_samples.samples(step_dir)[kind], tmp_path)
-    if kind == "bypass":
+    got = mechanisms(step_dir, {kind: lab_samples.samples(step_dir)[kind]}, tmp_path)[kind]
+    if "MECHANISM" in lab_samples.EXPECTED[kind]:
         assert got[hole], f"{step_dir}'s bypass passes the mechanism rules of hole {hole}"
         named = BYPASS_NAMES[step_dir]  # what the rule must name: what the bypass left out
         assert any(named in p for p in got[hole]), (named, got[hole])
     else:
         assert got == {k: [] for k in got}, got
+
+
+def solution_with(step, *edits):
+    """The solution as a student copy holds it, each (regex, replacement) applied: a line outside the holes
+    taken out, say. Each regex must match (a stale one fails here, not silently)."""
+    text = lab_samples.samples(step)["solution"]
+    for rx, new in edits:
+        text, n = re.subn(rx, new, text)
+        assert n, f"{step}: {rx!r} matches nothing in the solution"
+    return text
+
+
+def hole_filled_with(step, k, drop):
+    """The solution with hole k's lines, those that match `drop` taken out."""
+    solution = lab.step_program(step).read_text()
+    first, end, _, _, _ = lab.holes(solution)[k - 1]
+    body = [ln for ln in solution.splitlines()[first + 1:end] if not lab.STUB.match(ln)]
+    kept = [ln for ln in body if not re.search(drop, ln)]
+    assert len(kept) < len(body), f"{step}.{k}: {drop!r} is in none of its lines"
+    return lab_samples.filled(solution, step, {k: textwrap.dedent("\n".join(kept))})
+
+
+def without_the_mechanism(hole):
+    """{name: (program, [(kernel, what) its problems for `hole` must name])}: programs that lack what the hole
+    teaches. The copy as handed out (its stubs), the sample bypass, and, where the rule also covers what lies
+    outside the hole (a wait, a fence, the other barrier), the solution with that taken out."""
+    step = next(d for d in STEP_DIRS if d[:2] == hole[:2])
+    unfilled = lab.student_text(lab.step_program(step).read_text(), step)
+    bypass = lab_samples.samples(step).get("bypass", "")
+
+    def each(kernels, *whats):
+        return [(k, w) for k in kernels for w in whats]
+    staged, pipelines = ("staged_one", "staged_batched"), ("pipeline<1>", "pipeline<4>")
+    stores06 = ("tma_naive", "tma_swizzle", "tma_swizzle_batched")
+    gemms = ("gemm_ws<Config<0, 4, true, true, 2, 1, 0> >", "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >", "wgmma_sync")
+    replace08 = [f"0 x tensormap.replace.tile.global_{f}.{space}" for space in ("shared::cta", "global")
+                 for f in ("address", "dim", "stride")]
+    fences10 = ["mbarrier.try_wait", "tensormap.replace.tile.global_address.shared::cta",
+                "tensormap.replace.tile.global_dim.shared::cta", "tensormap.cp_fenceproxy",
+                "fence.proxy.tensormap::generic.acquire.gpu"]
+    acquires08 = r"\n    if \(lane == 0\) \{\n\s*tmap_acquire_gpu\(&slots\[0\]\);\n\s*tmap_acquire_gpu\(&slots\[1\]\);\n    \}"
+    cases = {  # each made only when its hole is asked for
+        "01.1": lambda: {
+            "unfilled": (unfilled, each(staged, "no STS.128", "no LDS.128", "x BAR.SYNC")),
+            # the issue's fill, the first barrier alone: it passed every run then, racecheck reporting the race
+            "the first barrier alone": (hole_filled_with(step, 1, r"__syncthreads\(\);.*next tile"),
+                                        each(staged, "1 x BAR.SYNC"))},
+        "02.1": lambda: {
+            "unfilled": (unfilled, [("pipeline<1>", "no LDGSTS")]),
+            "bypass": (bypass, [("pipeline<1>", "no LDGSTS"), *each(pipelines, "has STS.128")]),
+            "no commit, no wait": (
+                solution_with(step, (r"\n\s*cp_async_commit_group\(\);\n\s*cp_async_wait_group<STAGES - 1>\(\);", "")),
+                [("pipeline<1>", "no LDGDEPBAR"), ("pipeline<1>", "no DEPBAR.LE SB0, 0x0"),
+                 ("pipeline<4>", "no DEPBAR.LE SB0, 0x3")])},
+        "03.1": lambda: {
+            "unfilled": (unfilled, each(("tile_load", "one_box"), "no SYNCS.ARRIVE.TRANS64", "no UTMALDG.2D")),
+            "bypass": (bypass, each(("tile_load", "one_box"), "no SYNCS.ARRIVE.TRANS64"))},
+        "04.1": lambda: {
+            "unfilled": (unfilled, each(("tma_copy", "copy_ring<false>"), "no UTMASTG.2D")),
+            "no read wait": (solution_with(step, (r"bulk_wait_group_read<1>\(\);", "(void)0;")),
+                             each(("tma_copy", "copy_ring<false>"), "no DEPBAR.LE SB0, 0x1"))},
+        # read_swizzled sees no global memory: what the rule forbids is shown by pattern 3 read from the input
+        "05.1": lambda: {
+            "pattern 3 from global memory": (
+                solution_with(step, (r"= read_pattern\(p, plain, pad, swz, swz_base, t, k\);",
+                                     "= p == 3 ? tile_in[t * 32 + k] : read_pattern(p, plain, pad, swz, swz_base, t, k);")),
+                [("bank_patterns", "x LDG.E, want 32")]),
+            # the value computed from its position (the tile is position-coded): nothing read where the TMA put it
+            "bypass": (bypass, [("bank_patterns", "120 x LDS, want 160")])},
+        "06.1": lambda: {
+            "unfilled": (unfilled, each((*stores06, "tma_pipelined"), "no UTMASTG.2D")),
+            "no read wait": (solution_with(step, (r"bulk_wait_group_read<[^>]*>\(\);", "(void)0;")),
+                             [*each(stores06, "no DEPBAR.LE SB0, 0x0"), ("tma_pipelined", "no DEPBAR.LE SB0, 0x1")])},
+        "07.1": lambda: {
+            "unfilled": (unfilled, each([f"reduce_ops_tensor<(ReduceOp){k}>" for k in range(8)], "no UTMAREDG.2D"))},
+        "07.2": lambda: {
+            "unfilled": (unfilled, [("broadcast<true>", "no UTMALDG.2D.MULTICAST"), ("broadcast<false>", "no UTMALDG.2D")]),
+            "bypass": (bypass, [("broadcast<true>", "no UTMALDG.2D.MULTICAST")])},
+        "08.1": lambda: {
+            "unfilled": (unfilled, each(["grouped_copy<0>"], *replace08[:3])),
+            "one release, no acquire": (
+                solution_with(step, (r"\n\s*tmap_cp_fenceproxy\(&slots\[1\], &edit\[1\]\);", ""), (acquires08, "")),
+                each(["grouped_copy<0>"], "1 x tensormap.cp_fenceproxy", "0 x fence.proxy.tensormap::generic.acquire.gpu"))},
+        "08.2": lambda: {
+            "unfilled": (unfilled, each(["grouped_copy<1>"], *replace08[3:], "0 x fence.proxy.tensormap::generic.release.gpu",
+                                        "0 x fence.proxy.tensormap::generic.acquire.gpu"))},
+        "09.1": lambda: {
+            "unfilled": (unfilled, each(gemms, "0 x HGMMA.64x256x16", "0 x WARPGROUP.ARRIVE")),
+            "bypass": (bypass, [("ptxas", "warpgroup.arrive is injected")])},
+        "10.1": lambda: {
+            "unfilled": (unfilled, each(["grouped_gemm<3>"], *(f"x {w}" for w in fences10))),
+            "bypass": (bypass, each(["grouped_gemm<3>"], "x tensormap.replace.tile.global_address.shared::cta",
+                                    "x tensormap.cp_fenceproxy"))},
+    }
+    return cases[hole]()
+
+
+HOLES = [f"{d[:2]}.{k}" for d in STEP_DIRS for k in range(1, len(lab.holes(lab.step_program(d).read_text())) + 1)]
+
+
+@pytest.mark.parametrize("hole", HOLES)
+def test_a_program_without_the_mechanism_fails_its_rule(built, hole, tmp_path):
+    # Every hole's rule (check.py's lab) against programs that lack what the hole teaches: each fails the rule,
+    # naming the kernel and what it lacks, while the solution passes (the test above). A rule weakened so that
+    # one of them passes, or so that it no longer names what is missing, fails here
+    # (tests/defects/lab-mechanism-*.diff plants one per rule).
+    step = next(d for d in STEP_DIRS if d[:2] == hole[:2])
+    k = int(hole.split(".")[1])
+    cases = without_the_mechanism(hole)
+    got = mechanisms(step, {name: program for name, (program, _) in cases.items()}, tmp_path)
+    for name, (_, named) in cases.items():
+        problems = got[name][k]
+        assert problems, f"{hole}: the rule passes a program without the mechanism ({name})"
+        missed = [(kernel, what) for kernel, what in named
+                  if not any(p.startswith(kernel + ": ") and what in p for p in problems)]
+        assert not missed, f"{hole} ({name}): the rule does not name {missed}; it says {problems}"
 
 
 def test_the_ptx_rules_see_a_missing_release(built, tmp_path):
@@ -334,6 +467,98 @@ def test_each_outcome_of_a_run_has_its_verdict():
     assert (g.verdict, g.exit_code) == ("EDITED", 1) and g.lines[-1] == "  the run: PASS"
 
 
+def test_a_machine_without_cuobjdump_says_so_and_grades_nothing(tmp_path, monkeypatch, capsys):
+    # A toolkit without cuobjdump (none on PATH, CUDA_HOME's has none, no .venv wheel): the mechanism rules
+    # cannot be checked, so the grade is SKIP (77: this machine cannot judge; never a pass, never a fail) with
+    # one line that names what is missing and how to supply it, not a traceback; grade-class goes on with the
+    # other students, whose static verdicts stand. (The compiler is `true`: nothing here needs a real build.)
+    import sass
+    for d in ("solution", "unfilled"):
+        lab_samples.write(tmp_path / "class" / d, "03_tma_load", lab_samples.samples("03_tma_load")[d])
+    path = [d for d in os.environ["PATH"].split(os.pathsep) if not (pathlib.Path(d) / "cuobjdump").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join(path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "toolkit"))  # a toolkit with no bin/cuobjdump
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))  # no wheel in this interpreter's environment
+    monkeypatch.setattr(sass, "REPO", tmp_path)  # nor in the tutorial's .venv
+    with pytest.raises(sass.ToolMissing):
+        sass.find_tool("cuobjdump")
+    flags = ["--nvcc=true", "--link="]
+    monkeypatch.setattr(sys, "argv", ["lab.py", "grade", "03", str(tmp_path / "class" / "solution"), *flags])
+    assert lab.main() == 77
+    out = capsys.readouterr().out
+    verdict = [ln for ln in out.splitlines() if ln.startswith("03_tma_load: ")]
+    assert verdict == [verdict[0]] and verdict[0].startswith("03_tma_load: SKIP (cuobjdump not found"), out
+    assert "PATH" in verdict[0] and "CUDA_HOME" in verdict[0] and "make venv" in verdict[0], verdict
+    monkeypatch.setattr(sys, "argv", ["lab.py", "grade-class", "03", str(tmp_path / "class"), "--jobs", "1", *flags])
+    assert lab.main() == 77
+    rows = {r["student"]: r for r in csv.DictReader(open(tmp_path / "class" / "grades_03.csv"))}
+    assert {k: (r["verdict"], r["exit_code"]) for k, r in rows.items()} == {
+        "solution": ("SKIP", "77"), "unfilled": ("UNFILLED", "1")}, rows
+    assert rows["solution"]["detail"].startswith("cuobjdump not found"), rows["solution"]
+    result = json.loads((tmp_path / "class" / "logs_03" / "solution" / "results.json").read_text())
+    mech = [t for t in result["tests"] if t["name"].startswith("mechanism 03.1")]
+    assert mech and all(gradescope_test(t) and "status" not in t and "cuobjdump" in t["output"] for t in mech), mech
+
+
+def sanitizer_output(errors=0, race=False):
+    """What compute-sanitizer prints at the end of a --quick run: clean, or with a race named."""
+    found = "========= Error: Race reported between Read access at load_box+0x1a0 and Write access\n" if race else ""
+    return f"RESULT: PASS\n{found}========= ERROR SUMMARY: {errors} error{'s' if errors != 1 else ''}\n"
+
+
+@pytest.mark.parametrize("racecheck, shadow, verdict", [
+    ((sanitizer_output(), 0), ("", 0), "PASS"),                                         # nothing found
+    ((sanitizer_output(1, race=True), 1), ("", 0), "RACE"),                             # racecheck names a race
+    ((sanitizer_output(), 0), ("shadow: M1 broken in tile_load (line 9)\n", 1), "PROTOCOL"),  # the shadow stops
+    ((sanitizer_output(), 0), ("", 1), "FAIL"),                                         # the shadow build's run fails
+    ((sanitizer_output(), 77), ("", 0), "SKIP"),                                        # the sanitizer found no GPU
+])
+def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, shadow, verdict):
+    # run_and_judge() after a passing run (the recorded H200 run of 03): the step's compute-sanitizer tools,
+    # one at a time, then the shadow build, each with faked output. A sanitizer's error is RACE, named with its
+    # tool and the holes' kernels, and stops there; a shadow report is PROTOCOL, named; both clean: PASS.
+    out, code = saved_run(REFERENCE_RUNS / "03_tma_load.txt")
+    calls = []
+
+    def fake_run(exe, timeout, args):
+        calls.append(pathlib.Path(exe).name if pathlib.Path(exe).name != "compute-sanitizer" else args[1])
+        if pathlib.Path(exe).name == "program":
+            return out, "", code
+        if pathlib.Path(exe).name == "program.shadow":
+            return shadow[0] + "RESULT: " + ("FAIL" if shadow[1] else "PASS") + "\n", "", shadow[1]
+        return (racecheck if args[1] == "racecheck" else (sanitizer_output(), 0))[0], "", \
+            (racecheck if args[1] == "racecheck" else (sanitizer_output(), 0))[1]
+    monkeypatch.setattr(lab, "run_program", fake_run)
+    monkeypatch.setattr(lab, "sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
+    g = lab.run_and_judge(lab.Grade("s", "03_tma_load", work=tmp_path), 60)
+    assert (g.verdict, g.exit_code) == (verdict, lab.VERDICT_EXIT[verdict]), (g.verdict, g.detail, calls)
+    tools = lab.sanitize_tools("03_tma_load")
+    assert "racecheck" in tools and calls[0] == "program"
+    names = [t["name"] for t in g.tests]
+    if verdict == "RACE":
+        assert calls == ["program", *tools[:tools.index("racecheck") + 1]], calls  # it stops at the race
+        assert g.detail.startswith("racecheck: Error: Race reported") and "tile_load" in g.detail, g.detail
+    elif verdict == "SKIP":
+        assert calls == ["program", *tools[:tools.index("racecheck") + 1]] and "no Hopper GPU" in g.detail
+    else:
+        assert calls == ["program", *tools, "program.shadow"], calls
+        assert [t["status"] for t in g.tests if t["name"].startswith("compute-sanitizer")] == ["passed"] * len(tools)
+        assert "the shadow build (--quick)" in names
+    if verdict == "PROTOCOL":
+        assert g.detail == "M1 broken in tile_load (line 9)", g.detail
+    if verdict == "PASS":
+        assert g.detail == "" and all(t["status"] == "passed" for t in g.tests), g.tests
+    assert all(gradescope_test(t) for t in lab.results_json(g)["tests"])
+
+
+def gradescope_test(t):
+    """A test of Gradescope's results.json: its status is "passed" or "failed" (the only two Gradescope takes),
+    or, for a test that could not run here, absent, with a score of 0 and the reason in its output."""
+    if "status" in t:
+        return set(t) == {"name", "status", "output"} and t["status"] in ("passed", "failed")
+    return set(t) == {"name", "score", "output"} and t["score"] == 0 and t["output"].startswith("not run here: ")
+
+
 def test_a_class_without_a_gpu_gets_every_verdict_a_cpu_can_give(tmp_path):
     # A sample class (tools/lab_samples.py) graded with no GPU: the verdicts that need no run (NO-BUILD,
     # EDITED, UNFILLED, MECHANISM) are final; the others are SKIP, never PASS; the report counts each
@@ -357,8 +582,10 @@ def test_a_class_without_a_gpu_gets_every_verdict_a_cpu_can_give(tmp_path):
         assert log.parent == folder / "logs_03" and (log / "grade.txt").is_file(), r["log"]
         result = json.loads((log / "results.json").read_text())
         assert result["score"] == 0.0 and result["max_score"] == 1.0 and result["extra_data"]["verdict"] == r["verdict"]
-        assert all(set(t) == {"name", "status", "output"} and t["status"] in ("passed", "failed", "skipped")
-                   for t in result["tests"]) and result["tests"], result
+        assert result["tests"] and all(gradescope_test(t) for t in result["tests"]), result
+        if r["verdict"] == "SKIP":  # the run could not happen here: no status, a score of 0, and why
+            assert any(set(t) == {"name", "score", "output"} and t["output"].startswith("not run here: ")
+                       for t in result["tests"]), result
     assert any(t["status"] == "failed" and t["name"].startswith("mechanism 03.1")
                for t in json.loads((folder / "logs_03" / "bypass" / "results.json").read_text())["tests"])
 
@@ -448,6 +675,10 @@ def test_the_bundle_stands_alone(tmp_path):
 
 H200_CLASSES = REPO / "results" / "labs" / "NVIDIA_H200"
 
+def sample_names(step_dir):
+    """The students of a step's sample class (tools/lab_samples.py)."""
+    return set(lab_samples.samples(step_dir)) | {"edited_checker"}
+
 
 @pytest.mark.parametrize("step_dir", STEP_DIRS)
 def test_the_h200_class_got_the_right_verdicts(step_dir):
@@ -457,8 +688,9 @@ def test_the_h200_class_got_the_right_verdicts(step_dir):
     nn = step_dir[:2]
     rows = {r["student"]: r for r in csv.DictReader(open(H200_CLASSES / f"grades_{nn}.csv"))}
     allowed = {k for k in ("bypass", "protocol", "paste") if (step_dir, k) not in lab_samples.NOT_POSSIBLE}
-    assert set(rows) == {"solution", "unfilled", "wrong", "edited_checker", "no_build"} | allowed, sorted(rows)
-    want = dict(lab_samples.EXPECTED, protocol={"RACE", "PROTOCOL", "FAIL"})
+    assert set(rows) == sample_names(step_dir), sorted(rows)
+    assert sample_names(step_dir) == {"solution", "unfilled", "wrong", "edited_checker", "no_build"} | allowed
+    want = dict(lab_samples.EXPECTED, protocol={"RACE", "PROTOCOL", "FAIL"})  # 01's race shows in the data
     for name, r in rows.items():
         assert r["step"] == step_dir and int(r["exit_code"]) == lab.VERDICT_EXIT[r["verdict"]], r
         assert r["verdict"] in want.get(name, set(lab.VERDICT_EXIT) - {"PASS", "SKIP"}), (name, r["verdict"], r["detail"])
@@ -473,3 +705,38 @@ def test_the_h200_class_got_the_right_verdicts(step_dir):
     # the wrong fill runs to the end and fails a part, named
     wrong = rows["wrong"]
     assert int(wrong["parts_passed"]) < int(wrong["parts_total"]) and wrong["detail"]
+
+
+CPU_CLASSES = REPO / "results" / "labs" / "CPU"
+STATIC = {"NO-BUILD", "EDITED", "UNFILLED", "MECHANISM"}  # the verdicts that need no run: final on any machine
+
+
+@pytest.mark.parametrize("step_dir", STEP_DIRS)
+def test_the_cpu_class_is_final_but_for_the_runs(step_dir):
+    # The same sample class graded on a machine with no GPU (results/labs/CPU/, recorded; no build here): every
+    # row is a final static verdict, or SKIP for what must run (the program could not, and nothing else was
+    # missing), never a pass or a fail; the bypass is MECHANISM; a sample that the H200 judged without a run
+    # (the paste: NO-BUILD or MECHANISM) has the same verdict here, and one it had to run is SKIP.
+    nn = step_dir[:2]
+    rows = {r["student"]: r for r in csv.DictReader(open(CPU_CLASSES / f"grades_{nn}.csv"))}
+    assert set(rows) == sample_names(step_dir), sorted(rows)
+    h200 = {r["student"]: r["verdict"] for r in csv.DictReader(open(H200_CLASSES / f"grades_{nn}.csv"))}
+    for name, r in rows.items():
+        assert r["step"] == step_dir and r["verdict"] in STATIC | {"SKIP"}, (name, r["verdict"], r["detail"])
+        assert int(r["exit_code"]) == lab.VERDICT_EXIT[r["verdict"]], r
+        if r["verdict"] == "SKIP":
+            assert r["detail"].startswith("the program cannot run here (exit 77)"), (name, r["detail"])
+        want = lab_samples.EXPECTED.get(name)
+        if want:  # the sample's own verdict where it needs no run, else SKIP
+            assert r["verdict"] in (want & STATIC or {"SKIP"}), (name, r["verdict"], r["detail"])
+        if name in h200:
+            assert r["verdict"] == (h200[name] if h200[name] in STATIC else "SKIP"), (name, r["verdict"], h200[name])
+        log = CPU_CLASSES / r["log"]
+        assert log.parent == CPU_CLASSES / f"logs_{nn}", r["log"]
+        verdict_line = r["verdict"] + (f" ({r['detail']})" if r["detail"] else "")
+        assert (log / "grade.txt").read_text().rstrip().endswith(verdict_line), r
+        result = json.loads((log / "results.json").read_text())
+        assert result["score"] == 0.0 and result["extra_data"]["verdict"] == r["verdict"], result
+        assert result["tests"] and all(gradescope_test(t) for t in result["tests"]), result
+    if "bypass" in rows:
+        assert rows["bypass"]["verdict"] == "MECHANISM", rows["bypass"]

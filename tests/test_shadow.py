@@ -4,7 +4,9 @@ wrappers' protocol lists, and the runs recorded on the H200.
 
 - Every rule of common/shadow/rules.h holds on a correct event sequence and
   breaks on a wrong one (tests/unit_shadow.cu feeds common/shadow/core.h on
-  the CPU); tests/defects/shadow-rule-*.diff switch each rule off once.
+  the CPU); tests/defects/shadow-rule-*.diff switch each rule off once, and
+  shadow-logic-*.diff break a rule's own bookkeeping (B2's parity, S1's
+  writers, M1's read waits).
 - The normal build's SASS and register counts equal those of the same
   sources with every shadow line deleted (line numbers kept): the hooks
   compile to nothing.
@@ -178,7 +180,7 @@ def protocol_items(path: str) -> list[str]:
     items: list[str] = []
     for line in block[1].splitlines()[3:]:
         text = line[2:].strip() if line.startswith("//") else ""
-        if re.match(r"(\d+\.|\()", text):
+        if re.match(r" {3}(\d+\.|\()", line[2:]):  # a step or a note starts 3 columns in; its lines go on at 6
             items.append(text)
         elif text and items:
             items[-1] += " " + text
@@ -191,6 +193,11 @@ def test_every_wrapper_opens_with_its_protocol(header):
     assert len(items) >= 3, f"{header}: a protocol of {len(items)} steps"
     numbers = [int(m[1]) for it in items if (m := re.match(r"(\d+)\.", it))]
     assert numbers == list(range(1, len(numbers) + 1)), f"{header}: steps numbered {numbers}"
+    # Every step says what checks it: a shadow rule, a static check (make test) or the host, or that it is
+    # an action (what later steps wait for) or why it is not checked at run time.
+    for it in items:
+        assert re.search(r"\[[A-Z]\d|make test|the host|an action|not checked", it), \
+            f"{header}: step '{it[:60]}...' names no rule, no static check and no reason"
 
 
 def test_the_protocols_rules_and_mistakes_agree():

@@ -1,8 +1,13 @@
 """common/tutorial.cuh's and 03_tma_load/tensor_map.h's host code, compiled
 and run on the CPU: the median, the seeded fill and the poison, the
 comparator against a wrong index, a missing element and an output never
-written, and every tensor-map rule; and step 09's own checks (its TMA-store
-tail rule, its inputs, its PERF references) compiled from its program."""
+written, and every tensor-map rule; and the steps' own checks compiled from
+their programs (09's TMA-store tail rule, inputs, PERF references, reference
+and readback check; 08's parts re-poisoning their pool; 10's batch check).
+The checks that read an output back run on host memory standing in for the
+device's (tests/unit_fake_device.h), so a weakened check (one that compares
+the output with itself, keeps the readback buffer as its expectation, or
+checks a pool it did not re-poison) fails here, not only on a GPU."""
 
 import re
 
@@ -14,8 +19,10 @@ from conftest import REPO, run, run_unit
 def test_tutorial_host_functions(tmp_path):
     p = run_unit("tests/unit_tutorial.cu", tmp_path)
     checks = [ln for ln in p.stdout.splitlines() if ln.startswith("check")]
-    assert len(checks) == 5 and all(CHECK_RE.match(ln) for ln in checks), checks
+    assert len(checks) == 7 and all(CHECK_RE.match(ln) for ln in checks), checks
     assert checks[4].startswith("check  unit_hung") and "FAIL  (0 of 1 wrong)" in checks[4], "a hung part fails"
+    # CHECK_AND_TIME poisons before each part: a part that writes nothing fails after a right one
+    assert "PASS  (0 of 64 wrong)" in checks[5] and "FAIL  (64 of 64 wrong)" in checks[6], checks[5:]
 
     assert "(1 of 1048576 wrong)" in checks[1] and "FAIL" in checks[1]
     assert re.search(r"\[1048575\] got 0xffffffff want 0x[0-9a-f]{8}  \(poison: never written\)", p.stdout)
@@ -62,11 +69,15 @@ def unit_cases(source, tmp_path, *flags):
 def test_gemm_host_checks(tmp_path):
     # 09_gemm/gemm.cu's host checks, fed wrong answers: the tail past C excused only when it holds
     # what the hardware writes there (zeros), a frame or interior word never; an unpaired PERF line
-    # gets no reference.
+    # gets no reference; the reference checked against the CPU and kept apart from the readback
+    # buffer (a later readback must not become the expectation), and check_gemm comparing the
+    # output with the expectation (a wrong word, a word outside C, an output never written).
     oks, p = unit_cases("tests/unit_gemm_checks.cu", tmp_path, "-lcublas", "-lcublasLt")
     assert {"tail_zeros_counted", "tail_value_not_excused", "frame_zero_not_excused", "interior_zero_reported",
             "reduce_tail_nan_counted", "reduce_tail_zero_not_excused", "store_tail_nan_not_excused",
-            "inputs_nonzero_small", "unpaired_line_gets_none"} <= oks, p.stdout
+            "inputs_nonzero_small", "unpaired_line_gets_none", "reference_checked_against_the_cpu",
+            "reference_kept_as_the_expected_output", "right_output_passes", "wrong_word_in_c_found",
+            "word_outside_c_found", "never_written_found", "expected_output_unchanged_by_readbacks"} <= oks, p.stdout
 
 
 def test_reduce_host_checks(tmp_path):
@@ -75,6 +86,15 @@ def test_reduce_host_checks(tmp_path):
     oks, p = unit_cases("tests/unit_reduce_checks.cu", tmp_path)
     assert {"in_order_sum_within_bound", "bound_is_tight", "missing_contributor_caught",
             "doubled_contributor_caught"} <= oks, p.stdout
+
+
+def test_grouped_gemm_host_checks(tmp_path):
+    # 10_grouped_gemm's check_batch, fed wrong outputs: the right one passes; a stale expert counts as one
+    # expert (all its words wrong), words of the frame or the row padding as written outside C, never
+    # as an expert; each batch is checked in its own buffer set.
+    oks, p = unit_cases("tests/unit_host_checks_10.cu", tmp_path, "-lcublas")
+    assert {"right_answer_passes", "stale_expert_counted", "words_outside_c_counted", "experts_and_outside_apart",
+            "never_written_counted", "other_set_passes", "other_set_expert_counted"} <= oks, p.stdout
 
 
 def test_grouped_schedule(tmp_path):
@@ -132,7 +152,10 @@ def test_transpose_host_checks(tmp_path):
 
 def test_descriptor_update_host_checks(tmp_path):
     # 08_descriptor_update's group layout: 16-byte aligned starts and strides, no overlap, every box in
-    # exactly one item, at the defaults, at --quick, small odd shapes and the array case.
+    # exactly one item, at the defaults, at --quick, small odd shapes and the array case; and each part
+    # (COPY_PART) poisons the destination pool first: a part that leaves a group out fails, exactly that
+    # group's words never written, after a part that copied it.
     oks, p = unit_cases("tests/unit_host_checks_08.cu", tmp_path)
     assert {"grouped_aligned", "grouped_apart", "grouped_items_cover_every_box_once", "quick_apart",
-            "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape"} <= oks, p.stdout
+            "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape", "right_part_passes",
+            "next_part_repoisoned", "left_out_group_counted"} <= oks, p.stdout

@@ -6,6 +6,7 @@ fallback of cuda::memcpy_async without cuda::aligned_size_t, cuda::barrier's own
 
 import collections
 import difflib
+import inspect
 import re
 import subprocess
 
@@ -13,6 +14,7 @@ import pytest
 
 from sass import dump_sass, instruction
 
+from checker import load_step
 from conftest import REPO, WARNING_RE, cute_include, no_gpu_env, run
 from contract import binary_path, twin_dirs
 
@@ -48,6 +50,18 @@ EQUAL = [
 KEY = {"copy_ptx": "LDGSTS.E.BYPASS.128", "load_ptx": "UTMALDG.2D", "bulk_ptx": "UBLKCP.S.G",
        "store_ptx": "UTMASTG.2D", "reduce_ptx": "UTMAREDG.2D.ADD", "multicast_ptx": "UTMALDG.2D.MULTICAST",
        "retarget_ptx": "UTMACCTL.IV", "mma_ptx": "HGMMA.64x256x16.F32.BF16"}
+# CuTe's TMA loads: the PTX kernel's machine code plus the L2 cache-hint operand.
+CACHE_HINT = [("03", "load_ptx", "load_cute_atom"), ("03", "load_ptx", "load_cute"), ("07", "multicast_ptx", "multicast_cute")]
+# (step, kernel, twin, the test): every other comparison, a difference named by its own test.
+NAMED = [
+    *[(s, k, t, "test_cute_tma_loads_differ_only_by_the_cache_hint") for s, k, t in CACHE_HINT],
+    ("07", "multicast_cute", "multicast_cute_tiled", "test_cute_tiled_multicast_keeps_the_atom_twin_s_loads_and_barriers"),
+    ("02", "copy_ptx", "copy_cooperative_groups", "test_cooperative_groups_copy_adds_a_loop_and_a_block_barrier"),
+    ("02", "copy_ptx", "copy_cuda_memcpy_async_unaligned", "test_memcpy_async_without_an_aligned_size_copies_byte_by_byte"),
+    ("03", "bulk_ptx", "bulk_memcpy_async_tx_copy_first",
+     "test_memcpy_async_tx_before_the_arrive_is_the_same_instructions_reordered"),
+    ("03", "bulk_ptx", "bulk_cuda_barrier", "test_cuda_barrier_waits_without_a_bound"),
+]
 
 
 def normalized(lines):
@@ -113,6 +127,64 @@ def test_every_twins_program_is_compared():
     assert twin_dirs() == sorted(str(p.parent.relative_to(REPO)) for p in TWINS.values())
 
 
+def readme_pairs(twins_dir):
+    """The README's "| twin | SASS against ..." table: [(PTX kernel or None, twin, says identical)]. The
+    kernel is the PTX kernel the row names ("identical to `load_ptx`") or the header does ("against
+    `copy_ptx`")."""
+    pairs, header_kernel, in_table = [], None, False
+    for line in (REPO / twins_dir / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) >= 2 and cells[0] == "twin" and cells[1].startswith("SASS against"):
+            in_table, header_kernel = True, (re.findall(r"`(\w+)`", cells[1]) or [None])[0]
+            continue
+        if not cells:
+            in_table = False
+        if not in_table or set(cells[0]) <= set("- "):
+            continue
+        named = [k for k in re.findall(r"`(\w+)`", cells[1]) if k in KEY]
+        for twin in re.findall(r"`(\w+)`", cells[0].split("(")[0]):
+            pairs.append((named[0] if named else header_kernel, twin, cells[1].startswith("identical")))
+    return pairs
+
+
+def compares(test, step, ptx, twin):
+    """Whether test function `test` of this file compares `twin` (with `ptx`): its parameters, or its body."""
+    fn = globals().get(test)
+    if not callable(fn):
+        return False
+    params = [tuple(a) for m in getattr(fn, "pytestmark", []) if m.name == "parametrize" for a in m.args[1]]
+    return (step, ptx, twin) in params or f'"{twin}"' in inspect.getsource(fn)
+
+
+def test_every_twin_the_rules_name_is_compared():
+    # A twin of a step's rules (NN_topic/twins/check.py) or of its README's SASS table must be compared with
+    # its kernel: in EQUAL, or by the test that names its difference (NAMED). A pair dropped from either,
+    # or a difference's test deleted, leaves that twin unchecked while every remaining comparison passes.
+    pairs = {(s, k, t) for s, k, t in EQUAL} | {(s, k, t) for s, k, t, test in NAMED if compares(test, s, k, t)}
+    assert {(s, k, t) for s, k, t, _ in NAMED} <= pairs, "a named difference's test is gone or no longer names its twin"
+    for twins_dir in twin_dirs():
+        step, rules = twins_dir[:2], load_step(twins_dir)
+        listed = set(rules.sass) | set(rules.sass_absent) | set(rules.sass_count)
+        table = readme_pairs(twins_dir)
+        assert table or step in ("04", "08", "09"), f"{twins_dir}/README.md: no '| twin | SASS against' table"
+        for twin in sorted((listed | {t for _, t, _ in table}) - set(KEY)):
+            assert any(s == step and t == twin for s, _, t in pairs), f"{twins_dir}: {twin} is compared with nothing"
+        for ptx, twin, identical in table:  # "identical": the instruction-for-instruction comparison
+            assert not identical or (step, ptx, twin) in EQUAL, f"{twins_dir}/README.md: {twin} is said identical " \
+                f"to {ptx}, and EQUAL does not compare them"
+
+
+def test_the_pair_check_sees_a_dropped_pair(monkeypatch):
+    # The check above, against a pair removed from EQUAL and a named test renamed away.
+    monkeypatch.setattr(__import__(__name__), "EQUAL", [e for e in EQUAL if e[2] != "store_cute"])
+    with pytest.raises(AssertionError, match="store_cute is compared with nothing"):
+        test_every_twin_the_rules_name_is_compared()
+    monkeypatch.setattr(__import__(__name__), "EQUAL", EQUAL)
+    monkeypatch.setattr(__import__(__name__), "NAMED", NAMED[:-1] + [(*NAMED[-1][:3], "test_gone")])
+    with pytest.raises(AssertionError, match="named difference's test is gone"):
+        test_every_twin_the_rules_name_is_compared()
+
+
 @pytest.mark.parametrize("step,ptx,twin", EQUAL, ids=[f"{s}-{t}" for s, _, t in EQUAL])
 def test_the_twin_is_the_ptx_kernel(kernels, step, ptx, twin):
     k = kernels(step)
@@ -120,8 +192,7 @@ def test_the_twin_is_the_ptx_kernel(kernels, step, ptx, twin):
     assert sass_difference(k[ptx], k[twin]) is None, f"{twin}: {sass_difference(k[ptx], k[twin])}"
 
 
-@pytest.mark.parametrize("step,ptx,twin", [("03", "load_ptx", "load_cute_atom"), ("03", "load_ptx", "load_cute"),
-                                           ("07", "multicast_ptx", "multicast_cute")])
+@pytest.mark.parametrize("step,ptx,twin", CACHE_HINT)
 def test_cute_tma_loads_differ_only_by_the_cache_hint(kernels, step, ptx, twin):
     # CuTe's SM90_TMA_LOAD* always emit .L2::cache_hint with a 64-bit policy (EVICT_NORMAL here): two moves
     # of the policy's halves and one more operand of the load. Counted as multisets, because make_tma_copy's

@@ -1,12 +1,28 @@
 // Step 09's own host-side checks, compiled from 09_gemm/gemm.cu itself and fed
-// wrong answers on the CPU (no GPU: nothing here launches or copies). A check
-// weakened in the program fails here, in `make test`, not only on a GPU.
-// Built and run by tests/test_tutorial_host.py::test_gemm_host_checks.
-#define main gemm_main  // the program's main, renamed: this file's main runs the cases
+// wrong answers on the CPU (no GPU: the "device" output is host memory,
+// tests/unit_fake_device.h, and the one launch, the reference's, runs nothing).
+// A check weakened in the program fails here, in `make test`, not only on a
+// GPU. Built and run by tests/test_tutorial_host.py::test_gemm_host_checks.
+#include "tests/unit_fake_device.h"  // before the program: its poisons and readbacks act on host memory
+#define main gemm_main               // the program's main, renamed: this file's main runs the cases
 #include "09_gemm/gemm.cu"
 #undef main
 #include "tests/unit_expect.h"
 #include "tests/unit_framed.h"
+
+// The reference kernel's work, done on the host right after run_reference poisons the output:
+// C = A B^T from the CPU's int8 copies, into the framed output.
+static Gemm* g_ref = NULL;
+static void reference_on_host(void* p, size_t) {
+    if (!g_ref || p != g_ref->out) return;
+    for (uint32_t r = 0; r < g_ref->m; ++r)
+        for (uint32_t j = 0; j < g_ref->n; ++j) {
+            int32_t sum = 0;
+            for (uint32_t kk = 0; kk < g_ref->k; ++kk)
+                sum += g_ref->host_a[r * g_ref->k + kk] * g_ref->host_b[j * g_ref->k + kk];
+            g_ref->c[(size_t)r * g_ref->ldc + j] = (float)sum;
+        }
+}
 
 static uint32_t float_bits(float f) {
     uint32_t u;
@@ -15,6 +31,7 @@ static uint32_t float_bits(float f) {
 }
 
 int main(void) {
+    unit_no_device();
     // A 3 x 5 C: rows of 5 floats end inside a 16-byte chunk, so the TMA
     // store's tail covers columns 5..7 of each row (9 words in all).
     Gemm g;
@@ -87,6 +104,47 @@ int main(void) {
     EXPECT("reference_line_itself", cublas_reference_ms(&ref) == 1.5);
     EXPECT("unpaired_line_gets_none", cublas_reference_ms(&stray) == 0.0);
 
+    // ---- The checks that read the output back: run_reference and check_gemm ----
+    // A 3 x 5 x 2 problem. run_reference poisons the framed output, "launches" the reference (its
+    // work done on the host after the poison), checks it against the CPU's sums and every frame
+    // and padding word, and keeps it as the expected output.
+    Gemm r;
+    memset(&r, 0, sizeof r);
+    r.m = 3, r.n = 5, r.k = 2, r.ldc = output_ld(5), r.prefix = "unit_";
+    r.framed_words = (size_t)(r.m + 2 * FRAME) * r.ldc;
+    r.out = (float*)xmalloc(r.framed_words * 4, "the output");
+    r.c = r.out + (size_t)FRAME * r.ldc + FRAME;
+    int8_t ha[3 * 2] = {1, -2, 3, 4, -1, 2}, hb[5 * 2] = {2, 1, -3, 4, 1, 1, -4, -2, 3, -1};
+    r.host_a = ha, r.host_b = hb;
+    uint32_t* const expected = (uint32_t*)xmalloc(r.framed_words * 4, "the expected output");
+    r.want = expected;
+    g_ref = &r, unit_on_poison = reference_on_host, g_checks_failed = 0;
+    run_reference(&r);
+    unit_on_poison = NULL;
+    EXPECT("reference_checked_against_the_cpu", g_checks_failed == 0);
+    EXPECT("reference_kept_as_the_expected_output",
+           r.want == expected && expected[(FRAME + 1) * r.ldc + FRAME + 2] == float_bits(7.0f) &&
+               expected[0] == POISON_WORD && expected[(FRAME + 1) * r.ldc + FRAME + r.n] == POISON_WORD);
+    uint32_t* const kept = (uint32_t*)xmalloc(r.framed_words * 4, "a copy of it");
+    memcpy(kept, r.want, r.framed_words * 4);
+
+    // The right answer passes; a word of C wrong, a word written outside C and an output never
+    // written are each found, and no readback changes the expected output (the harness's readback
+    // buffer is reused by every check: an expectation kept there compares the output with itself).
+    memcpy(r.out, kept, r.framed_words * 4);
+    EXPECT("right_output_passes", check_gemm("unit_right", &r, TAIL_NONE) == 0);
+    r.c[r.ldc + 2] = 12.0f;
+    EXPECT("wrong_word_in_c_found", check_gemm("unit_wrong_word", &r, TAIL_NONE) == 1);
+    memcpy(r.out, kept, r.framed_words * 4);
+    r.out[(size_t)(FRAME + r.m) * r.ldc + 1] = 0.0f;  // the guard row under C
+    EXPECT("word_outside_c_found", check_gemm("unit_outside", &r, TAIL_STORE) == 1);
+    memset(r.out, POISON_BYTE, r.framed_words * 4);
+    EXPECT("never_written_found", check_gemm("unit_never_written", &r, TAIL_NONE) == r.m * r.n);
+    EXPECT("expected_output_unchanged_by_readbacks", memcmp(r.want, kept, r.framed_words * 4) == 0);
+
+    free(expected);
+    free(kept);
+    free(r.out);
     free(want);
     free(got);
     return UNIT_RESULT();

@@ -3,12 +3,27 @@
 // groups that a TMA map can describe (16-byte aligned starts and row strides,
 // rows of whole 16-byte chunks), that never overlap (a copy into a wrong group
 // cannot pass), and whose items cover every box exactly once (a box never
-// copied stays poison, a box copied twice is not the lesson's). Built and run
-// by tests/test_tutorial_host.py.
+// copied stays poison, a box copied twice is not the lesson's). And a part
+// (COPY_PART) re-poisons the destination pool before it runs: a part that
+// copies nothing cannot pass on the output of the part before it (the pools
+// are host memory here, tests/unit_fake_device.h; a part's "launch" is a host
+// copy). Built and run by tests/test_tutorial_host.py.
+#include "tests/unit_fake_device.h"  // before the program: its poisons and readbacks act on host memory
 #define main descriptor_update_main  // the program's main, renamed: this file's main runs the cases
 #include "08_descriptor_update/descriptor_update.cu"
 #undef main
 #include "tests/unit_expect.h"
+
+// A part's work on the host: the first `groups` groups of the source copied into the destination
+// pool, row by row, exactly where they belong (c->want holds what a right copy leaves).
+static void host_copy(const Copy* c, uint32_t groups) {
+    for (uint32_t g = 0; g < groups; ++g) {
+        const Group* gr = &c->gs->groups[g];
+        for (uint32_t r = 0; r < gr->rows; ++r)
+            memcpy(c->dst + gr->offset + (size_t)r * gr->ld, c->want + gr->offset + (size_t)r * gr->ld,
+                   gr->cols * 4);
+    }
+}
 
 static void check_set(const char* name, const GroupSet* gs) {
     bool aligned = true, apart = true, inside = true;
@@ -62,5 +77,35 @@ int main(void) {
         one_shape &= gs.groups[g].rows == gs.groups[0].rows && gs.groups[g].ld == gs.groups[0].ld &&
                      gs.groups[g].cols == gs.groups[0].cols;
     EXPECT("same_shape_one_shape", one_shape);
+
+    // Two parts on one destination pool: the first copies every group, the second all but the
+    // last. The second must fail with exactly the last group's words wrong (never written).
+    make_groups(&gs, 7, 33, 9, 5, false);
+    Copy c;
+    memset(&c, 0, sizeof c);
+    c.gs = &gs;
+    c.dst = (float*)xmalloc(gs.pool_words * 4, "the destination pool");
+    c.want = (uint32_t*)xmalloc(gs.pool_words * 4, "the expected pool");
+    for (size_t i = 0; i < gs.pool_words; ++i) c.want[i] = POISON_WORD;
+    for (uint32_t g = 0; g < gs.ngroups; ++g)
+        for (uint32_t r = 0; r < gs.groups[g].rows; ++r)
+            for (uint32_t j = 0; j < gs.groups[g].cols; ++j) {
+                const size_t at = gs.groups[g].offset + (size_t)r * gs.groups[g].ld + j;
+                c.want[at] = seeded_word(11, at);
+            }
+    const Cli* untimed = NULL;
+    g_checks_failed = 0;
+    const int poisons = unit_poisons;
+    COPY_PART("unit_every_group", &c, untimed, host_copy(&c, gs.ngroups));
+    EXPECT("right_part_passes", g_checks_failed == 0 && unit_poisons == poisons + 1);
+    const Group* last = &gs.groups[gs.ngroups - 1];
+    char counted[64];
+    snprintf(counted, sizeof counted, "FAIL  (%u of %zu wrong)", last->rows * last->cols, gs.pool_words);
+    UNIT_CAPTURE(COPY_PART("unit_a_group_left_out", &c, untimed, host_copy(&c, gs.ngroups - 1)));
+    EXPECT("next_part_repoisoned", g_checks_failed == 1 && unit_poisons == poisons + 2);
+    EXPECT("left_out_group_counted",
+           unit_printed_has(counted) && unit_printed_has("(poison: never written)"));
+    free(c.dst);
+    free(c.want);
     return UNIT_RESULT();
 }

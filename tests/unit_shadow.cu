@@ -188,12 +188,14 @@ static void stores(int barrier, const char* name, const char* want) {
 }
 
 // ---- the async proxy: stores, reduces, loads over the threads' writes ----------------
+// fence: 0 nobody fences, 1 every writing thread, 2 only thread 0 (the one that then issues the
+// store or load: a fence after the barrier, in the issuing thread's branch, covers no other writer).
 static void store_box(int fence, int reload_with_load, const char* name, const char* want) {
     ShCta* cta = new_cta(256, 1);
     for (uint32_t t = 0; t < 256; ++t) {
         ShCtx c = at(cta, t);
         sh_wrote(&c, BOX, 4096);
-        if (fence) sh_fence_proxy_async(&c);
+        if (fence == 1 || (fence == 2 && t == 0)) sh_fence_proxy_async(&c);
     }
     ShCtx t0 = at(cta, 0);
     if (reload_with_load) {
@@ -361,6 +363,8 @@ int main(void) {
     store_box(0, 0, "S1_store_without_fence", "S1");
     store_box(0, 1, "S1_load_over_unfenced_writes", "S1");
     store_box(1, 1, "load_over_fenced_writes", "none");
+    store_box(2, 0, "S1_only_the_storing_thread_fences", "S1");
+    store_box(2, 1, "S1_only_the_loading_thread_fences", "S1");
     store_ring(1, 1, "store_ring_read_wait_1", "none");
     store_ring(2, 1, "S2_read_wait_2_rewrites_in_flight", "S2");
     store_ring(-1, 1, "S2_no_read_wait", "S2");

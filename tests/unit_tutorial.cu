@@ -1,6 +1,9 @@
-// Host-side unit tests of common/tutorial.cuh (no GPU: only functions that
-// make no CUDA call). Built and run by tests/test_tutorial_host.py. Prints one
-// line per case, "ok NAME" or "FAIL NAME: why", and exits 1 on any failure.
+// Host-side unit tests of common/tutorial.cuh (no GPU: functions that make no
+// CUDA call, and a part's poison, readback and check on host memory standing in
+// for the device's, tests/unit_fake_device.h). Built and run by
+// tests/test_tutorial_host.py. Prints one line per case, "ok NAME" or
+// "FAIL NAME: why", and exits 1 on any failure.
+#include "tests/unit_fake_device.h"  // before the harness: its poisons and readbacks act on host memory
 #include "common/tutorial.cuh"
 #include "tests/unit_expect.h"
 
@@ -54,6 +57,17 @@ int main(void) {
     EXPECT("result_line_fails_with_them", print_result() == EXIT_WRONG);
     g_checks_failed = 0;
     EXPECT("result_line_passes_without", print_result() == EXIT_PASS);
+
+    // CHECK_AND_TIME, the usual part: poison the output, run, check. A part that writes nothing after
+    // one that wrote the right answer must fail, every word never written.
+    enum { PART = 64 };
+    uint32_t* out = (uint32_t*)malloc(PART * sizeof(uint32_t));  // "device" memory
+    const Cli* untimed = NULL;
+    CHECK_AND_TIME("unit_part_right", untimed, 0, out, want, PART, 0, memcpy(out, want, PART * 4));
+    CHECK_AND_TIME("unit_part_writes_nothing", untimed, 0, out, want, PART, 0, (void)0);
+    EXPECT("each_part_poisoned_first", g_checks_failed == 1 && out[0] == POISON_WORD);
+    g_checks_failed = 0;
+    free(out);
 
     free(want);
     free(got);

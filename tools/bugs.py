@@ -241,7 +241,8 @@ def main() -> int:
     sys.stdout.write(out)
     sys.stderr.write(err)
     print(f"{name}: {verdict(code, out)}")
-    print(f"--- the shadow build ({' '.join(program_args or ['--quick'])}):")
+    full = "--full" in info.get("shadow", "").split()  # run_shadow's choice of size
+    print(f"--- the shadow build ({' '.join(program_args) or ('full size' if full else '--quick')}):")
     for ln in sout.splitlines():
         if re.match(r"^check\s.* FAIL |^\s+(shadow|hung):", ln):
             print(ln)

@@ -24,16 +24,26 @@ out (an edit outside the holes is reported, and fails the grade), builds it
 alone against this repository's harness and earlier steps' headers, runs it
 with a time limit, and judges the output with this repository's check.py and
 expected_output.txt; the submission's own copies of those are never read, only
-compared (an edited one is reported, and fails the grade). Verdicts, first
-match wins, with the exit code of `grade`:
+compared (an edited one is reported, and fails the grade). Before the run, the
+machine code of the holes' kernels must show what each hole teaches (check.py's
+`lab`); after a passing run, the step's compute-sanitizer tools and the shadow
+build (-DTUTORIAL_SHADOW) on --quick must find nothing. Verdicts, first match
+wins, with the exit code of `grade`:
 
-    NO-BUILD  2    no program in the submission, or it does not compile
-    EDITED    1    the program changed outside its holes, or check.py, expected_output.txt or a header changed
-    UNFILLED  1    a hole is exactly as handed out
-    TIMEOUT   124  the run passed the time limit
-    SKIP      77   no Hopper GPU here (never a pass)
-    FAIL      1    a check failed or a wait hung (the first one is named)
-    PASS      0    every rule of the step passed
+    NO-BUILD   2    no program in the submission, or it does not compile
+    EDITED     1    the program's code changed outside its holes, or check.py, expected_output.txt or a header changed
+    UNFILLED   1    a hole is as handed out (whitespace and comments aside)
+    MECHANISM  1    a hole's kernels lack what it teaches in their SASS or PTX (the rule and the kernel are named)
+    TIMEOUT    124  the run passed the time limit
+    SKIP       77   this machine cannot judge: no Hopper GPU, no compute-sanitizer, or no cuobjdump for the
+                    mechanism rules (never a pass, never a fail)
+    FAIL       1    a check failed or a wait hung (the first one is named)
+    RACE       1    after a passing run, a compute-sanitizer tool reported an error or a hazard in the holes' kernels
+    PROTOCOL   1    then, the shadow build's run stopped on a broken protocol rule
+    PASS       0    every rule of the step passed
+
+NO-BUILD, EDITED, UNFILLED and MECHANISM need no GPU and are final on any
+machine; grade-class exits 0 when every row is final, 77 when some row is SKIP.
 """
 
 from __future__ import annotations
@@ -408,9 +418,9 @@ class Grade:
         return VERDICT_EXIT[self.verdict]
 
     def test(self, name: str, ok: bool | None, output: str = "") -> bool:
-        """Record one test (None: not run); returns ok."""
-        self.tests.append({"name": name, "status": {True: "passed", False: "failed", None: "skipped"}[ok],
-                           "output": output})
+        """Record one test (None: it could not run here, `output` says why); returns ok."""
+        self.tests.append({"name": name, "status": {True: "passed", False: "failed", None: None}[ok],
+                           "output": output if ok is not None else f"not run here: {output}"})
         return bool(ok)
 
     def set(self, verdict: str, detail: str) -> None:
@@ -500,6 +510,8 @@ def prepared(step: str, submission: pathlib.Path, work: pathlib.Path, nvcc: list
         return None
     if not saved["verdict"] and not all((work / b).is_file() for b in ("program", "program.shadow")):
         return None
+    if saved["verdict"] == "SKIP":  # what could not be judged there (no cuobjdump) is judged again here
+        return None
     return Grade(submission.name, step, verdict=saved["verdict"], detail=saved["detail"], lines=saved["lines"],
                  tests=saved["tests"], work=work)
 
@@ -547,7 +559,18 @@ def prepare_here(step: str, submission: pathlib.Path, work: pathlib.Path, nvcc: 
     if g.verdict:
         return g
     rules = load_step(step).lab
-    for k, problems in mechanism(step, work / "program", src, (work / "build.log").read_text(), nvcc).items():
+    import sass  # noqa: PLC0415
+    try:
+        found = mechanism(step, work / "program", src, (work / "build.log").read_text(), nvcc)
+    except sass.ToolMissing as e:  # a machine that cannot read machine code cannot judge it: not a grade
+        tool = str(e).split()[0]
+        why = (f"{tool} not found: the machine code cannot be checked without it; put it on PATH, set CUDA_HOME "
+               f"to a toolkit with bin/{tool}, or run `make venv` (it installs it)")
+        for k in rules:
+            g.test(f"mechanism {step[:2]}.{k} ({', '.join(hole_kernels(rules[k]))})", None, why)
+        g.set("SKIP", f"{why}; not a grade")
+        return g
+    for k, problems in found.items():
         kernels = ", ".join(hole_kernels(rules[k]))
         if not g.test(f"mechanism {step[:2]}.{k} ({kernels})", not problems,
                       ("\n".join(problems) + f"\nthe hole teaches: {rules[k]['teaches']}") if problems else ""):
@@ -695,10 +718,17 @@ def report_text(g: Grade) -> str:
 
 
 def results_json(g: Grade) -> dict:
-    """Gradescope's results.json: all or nothing (1 for PASS, else 0), each test with its status and output."""
+    """Gradescope's results.json: all or nothing (1 for PASS, else 0), each test with its status ("passed" or
+    "failed", the only two Gradescope takes) and output. A test that could not run here has no status and a
+    score of 0, and its output says why."""
+    def test(t: dict) -> dict:
+        if t["status"] in ("passed", "failed"):
+            return {"name": t["name"], "status": t["status"], "output": t["output"]}
+        why = t["output"] if t["output"].startswith("not run here: ") else f"not run here: {t['output']}"
+        return {"name": t["name"], "score": 0.0, "output": why}
     return {"score": 1.0 if g.verdict == "PASS" else 0.0, "max_score": 1.0,
             "output": f"{g.step}: {g.verdict}{' (' + g.detail + ')' if g.detail else ''}",
-            "tests": [{"name": t["name"], "status": t["status"], "output": t["output"]} for t in g.tests],
+            "tests": [test(t) for t in g.tests],
             "extra_data": {"verdict": g.verdict, "exit_code": g.exit_code, "parts_passed": g.passed,
                            "parts_total": g.total}}
 
@@ -764,8 +794,8 @@ def grade_class(step: str, folder: pathlib.Path, csv_path: pathlib.Path, timeout
     print(f"grade-class {step}: {csv_path} (one row each), logs and results.json under {logs}/<student>/")
     skipped = counts.get("SKIP", 0)
     if skipped:
-        print(f"grade-class {step}: {skipped} of {len(rows)} could not run here (SKIP: no Hopper GPU or no "
-              f"compute-sanitizer); every other row is final (exit 77)")
+        print(f"grade-class {step}: {skipped} of {len(rows)} could not be judged here (SKIP: no Hopper GPU, no "
+              f"compute-sanitizer or no cuobjdump); every other row is final (exit 77)")
         return 77
     return 0
 

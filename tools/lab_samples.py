@@ -17,7 +17,9 @@ writes build/sample_class/03_tma_load/<sample>/03_tma_load/..., each a student f
 
 A step lists `bypass` and `protocol` only where its hole allows one (NOT_POSSIBLE says why not: a hole
 whose only way to global memory is a tensor map has no bypass, and one TMA instruction has no protocol to
-get wrong inside the hole). This file quotes solutions, so the student bundle does not ship it (the leak
+get wrong inside the hole). Without a GPU the verdicts that need no run are final (unfilled, edited_checker,
+no_build and bypass, and a paste that does not build or lacks the mechanism); the others are SKIP, never
+PASS (results/labs/CPU/). This file quotes solutions, so the student bundle does not ship it (the leak
 test checks).
 """
 
@@ -56,7 +58,11 @@ FILLS = {
         "bypass": (1, """const unsigned partner = threadIdx.x ^ 32;
 for (size_t base = (size_t)blockIdx.x * B * THREADS; base < n4; base += (size_t)gridDim.x * B * THREADS)
     for (int k = 0; k < B; ++k) out[base + k * THREADS + partner] = in[base + k * THREADS + partner];"""),
-        # both barriers, but side by side: nothing orders a tile's reads before the next tile's stores
+        # both barriers, but side by side: nothing orders a tile's reads before the next tile's stores. The race
+        # shows in the data on the H200 (FAIL, 128 of 268435456 wrong); a run it spares is racecheck's (RACE).
+        # No 01 fill is known whose race the data never show: the issue's, the first barrier alone, is MECHANISM
+        # (one BAR.SYNC, the rule wants two; tests/test_labs.py), and with the second barrier moved after the loop
+        # (two BAR.SYNC) it failed on the H200 too (staged_batched: 512 of 268435456 wrong)
         "protocol": (1, """__shared__ float4 tile[B * THREADS];
 const unsigned partner = threadIdx.x ^ 32;
 for (size_t base = (size_t)blockIdx.x * B * THREADS; base < n4; base += (size_t)gridDim.x * B * THREADS) {
@@ -101,6 +107,10 @@ tma_load_2d(box, &map, reuse_col0(t, tiles_x), reuse_row0(t, tiles_x), &bar);"""
         "paste": (1, """tma_store_2d(&out_map, 0, (int32_t)(box * COPY_BOX_ROWS), stage + s * COPY_BOX_WORDS);"""),
     },
     "05_swizzle": {
+        # the tile is position-coded: its value computed, nothing read where the TMA put it
+        "bypass": (1, """(void)swz;
+(void)swz_base;
+return (float)(t * 32 + k);"""),
         # the unswizzled index of part 5's plain tile: the row-major place, not where the TMA put it
         "paste": (1, """return swz[t * 32 + k];
 (void)swz_base;"""),
@@ -192,8 +202,10 @@ if (tid == 0) tmap_acquire_gpu(slot);"""),
 NOT_POSSIBLE = {
     ("04_tma_store", "bypass"): "store_box reaches global memory only through the tensor map",
     ("06_transpose", "bypass"): "store_transposed reaches global memory only through the tensor map",
-    ("05_swizzle", "bypass"): "read_swizzled sees only the swizzled tile",
-    ("08_descriptor_update", "bypass"): "no other instruction edits a tensor map (its layout is opaque)",
+    ("08_descriptor_update", "bypass"): "no other instruction edits a tensor map (its layout is opaque), and the maps "
+                                        "the host encodes per group (p->host_ws) are copied to the GPU only before the "
+                                        "host-maps part: a fill that copies them into edit[] runs on garbage (illegal "
+                                        "instruction on the H200)",
     ("02_cp_async", "protocol"): "the hole only issues copies: its commit, wait and barriers are outside it (make bug-02)",
     ("03_tma_load", "protocol"): "a wrong byte count or a second copy in the hole hangs the wait (FAIL); the parity is outside it",
     ("04_tma_store", "protocol"): "the hole is one TMA store; its waits are outside it",

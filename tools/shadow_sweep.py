@@ -63,8 +63,8 @@ def planted_mistakes(only: str) -> list[Planted]:
     for step in step_dirs():
         for n, path in sorted(bugs.diff_paths(step).items()):
             out.append(Planted(step, path, f"{step}.bug{n}", bugs.describe(path)["shadow"]))
-    for d in mutation.defects():
-        if d.catcher.startswith("shadow:"):
+    for d in mutation.defects():  # the tests' defects (a step's own bugs are above already)
+        if d.catcher.startswith("shadow:") and d.path.parent.name != "bugs":
             step, *rules = d.catcher[len("shadow:"):].split()
             out.append(Planted(step, d.path, f"{step}.{d.path.stem}", " ".join(rules)))
     return [p for p in out if only in p.label]
@@ -113,7 +113,7 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
             record_run(run_dir(gpu) / f"{p.label}.shadow.txt",
                        [p.diff.relative_to(REPO).as_posix(), *([] if full else ["--quick"])], code, out, err)
         print(f"shadow_sweep {p.label}: {'caught' if caught else 'MISSED'} ({shown})", flush=True)
-    head = ["| planted mistake | rule it breaks (`shadow:`) | shadow build, `--quick` | where | the report |",
+    head = ["| planted mistake | rule it breaks (`shadow:`; `--full`: run at full size) | shadow build, `--quick` unless `--full` | where | the report |",
             "| --- | --- | --- | --- | --- |"]
     return head + rows, ok, gpu
 
