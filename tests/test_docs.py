@@ -334,3 +334,42 @@ def test_the_layout_names_every_tool_header_and_notebook():
     names += [p.name for p in (REPO / "notebooks").glob("*.ipynb")] + ["labs/", "STUDENT.md"]
     missing = [n for n in sorted(names) if n.replace(".ipynb", "") not in layout]
     assert not missing, f"README.md's layout does not name {missing}"
+
+
+def test_lesson_09s_derived_figures_follow_from_the_data():
+    # Lesson 09's roofline and sector blocks hold figures computed from recorded data (```text blocks, where
+    # the typed-number rule does not look): each is recomputed here from results/, so that new data or a
+    # slip of the pen fails instead of standing.
+    import csv
+    text = (REPO / "09_gemm" / "README.md").read_text()
+    ncu = {g: {r["launch"]: r for r in csv.DictReader((REPO / "results" / f"ncu_09_gemm_{g}.csv").open())}
+           for g in ("NVIDIA_H200", "NVIDIA_H100_80GB_HBM3")}
+    requested = {}
+    for m in re.finditer(r"^  (\d+) x (\d+) x +\((\d+) \+ (\d+)\) x 4 = (\d+)", text, re.M):
+        tiles, kb, a, b, total = map(int, m.groups())
+        assert tiles * kb * (a + b) * 4 == total, m[0]
+        requested[(a, b, tiles)] = total
+    want = {"pingpong": (64, 256, 4096), "ablate_no_multicast": (128, 256, 2048), "cooperative": (128, 256, 2048),
+            "persistent": (128, 128, 2048), "multicast_2x1": (128, 128, 2048)}
+    ratios = re.search(r"counted / requested, H200 .*?:(.*?)\n```", text, re.S)[1]
+    for name, shape in want.items():
+        m = re.search(rf"{name} (\d+)(?: %)? \((\d+)\)", ratios)
+        assert m, f"lesson 09 gives no counted / requested ratio for {name}"
+        for got, gpu in zip(m.groups(), ncu):
+            ratio = 100 * int(ncu[gpu][name]["l2_to_sm_sectors"]) / requested[shape]
+            assert int(got) == round(ratio), f"{name} on {gpu}: the lesson says {got} %, the data {ratio:.1f} %"
+    dram = re.search(r"DRAM, persistent \(H200.*?: (\d+) B / (\d+) ns = ([\d.]+)e12 B/s", text)
+    row = ncu["NVIDIA_H200"]["persistent"]
+    assert dram and (dram[1], dram[2]) == (row["dram_read_bytes"], row["ns"]), "the DRAM line is not the H200 counters'"
+    assert abs(float(dram[3]) - int(dram[1]) / int(dram[2]) / 1e3) < 0.005, dram[0]
+    peak = re.search(r"= ([\d.]+) TFLOP/s", (REPO / "09_gemm" / "expected_output.txt").read_text().split("GPU    peak:")[1])[1]
+    rate = next(r["rate"] for r in csv.DictReader((REPO / "results" / "NVIDIA_H200.csv").open())
+                if r["step"] == "09_gemm" and r["name"] == "persistent")
+    assert f"at the peak, {peak}e12 flop/s" in text, f"the roofline's peak is not the program's ({peak})"
+    assert f"at persistent's {rate}e12 flop/s" in text, f"the roofline's rate is not the recorded persistent's ({rate})"
+    for m in re.finditer(r"([\d.]+)e12 B/s \((one CTA|cluster)\)|persistent's ([\d.]+)e12 flop/s .*?:  ([\d.]+)e12 B/s", text):
+        if m[1]:
+            need = float(peak) / (256 / 3 if m[2] == "one CTA" else 128)
+            assert abs(float(m[1]) - need) <= 0.006 * need, f"{m[0]}: the arithmetic gives {need:.3g}e12"
+        else:
+            assert abs(float(m[4]) - float(m[3]) / 128) < 0.006, f"{m[0]}: the arithmetic gives {float(m[3]) / 128:.3g}e12"

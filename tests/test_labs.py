@@ -288,7 +288,7 @@ def mechanisms(step, programs, tmp_path):
 
 
 BYPASS_NAMES = {"01_memcpy_baseline": "no STS.128", "02_cp_async": "no LDGSTS", "03_tma_load": "no SYNCS.ARRIVE.TRANS64",
-                "07_reduce_multicast": "no UTMALDG.2D.MULTICAST", "09_gemm": "ptxas: ptxas info    : (C7519) warpgroup.arrive is injected",
+                "05_swizzle": "120 x LDS, want 160", "07_reduce_multicast": "no UTMALDG.2D.MULTICAST", "09_gemm": "ptxas: ptxas info    : (C7519) warpgroup.arrive is injected",
                 "10_grouped_gemm": "1 x tensormap.replace.tile.global_address.shared::cta in the PTX, want 3"}
 SAMPLED = [(d, kind) for d in STEP_DIRS for kind in lab_samples.FILLS.get(d, {}) if kind != "paste"]
 
