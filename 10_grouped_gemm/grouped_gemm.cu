@@ -901,7 +901,8 @@ static void grouped_batched_part(const Problem* q) {
 // there since) and the work. Replayed on batch 1 (other sizes, other A and C
 // buffers), each way of getting the maps must still find batch 1's:
 //   graph_one_map      the maps are kernel parameters, frozen at capture:
-//                      the host encodes batch 1's and updates the kernel node
+//                      the host swaps in the maps of batch 1's buffers
+//                      (encoded once per set) and updates the kernel node
 //                      (cudaGraphExecKernelNodeSetParams);
 //   graph_host_maps    the host encodes batch 1's maps into the pinned array
 //                      the graph's copy node sends;
@@ -981,8 +982,9 @@ static double now_seconds(void) {
     } while (0)
 
 // The host's share of a new batch, in microseconds (median of 5): encoding
-// its 3 G maps (HOST_MAPS), updating ONE_MAP's kernel node, submitting a
-// replay of the device-edit graph (and that replay, launch to finish).
+// its 3 G maps (HOST_MAPS), updating ONE_MAP's kernel node; then (median of
+// --reps) the device's retargets alone, and a replay of the device-edit graph:
+// the host's submit, the GPU's time.
 static void report_host_costs(Problem* q, const Graph* one_map, const Graph* device_edit) {
     float encode[5], update[5];
     uint32_t maps = 0;
