@@ -89,7 +89,7 @@ def test_a_diff_that_no_longer_applies_is_an_error(tmp_path, monkeypatch):
         bugs.planted_tree(step, 1, tmp_path / "tree")
 
 
-def test_without_a_gpu_a_bug_shows_its_diff_and_its_recorded_run():
+def test_without_a_gpu_a_bug_shows_its_diff_and_its_recorded_run(built):
     # `make bug-NN N=k` on a machine with no GPU: not a bare "skipped", but what the mistake plants and what
     # it did on the H200, both builds (exit 77: nothing was judged here).
     from conftest import run

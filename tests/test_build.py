@@ -76,6 +76,7 @@ def test_experiment_variants_still_apply():
     # A variant an experiment timed against a step (results/experiments/*.diff, e.g. the L2 prefetch lesson
     # 10 reports) must still apply to the step as it is: a reader can rebuild what the numbers came from.
     diffs = sorted((REPO / "results" / "experiments").glob("*.diff"))
+    assert diffs, "no experiment variant found: results/experiments/*.diff moved?"
     for d in diffs:
         p = run(["git", "apply", "--check", str(d)])
         assert p.returncode == 0, f"{d.relative_to(REPO)} no longer applies: {p.stderr.strip()}"

@@ -367,7 +367,9 @@ def test_lesson_09s_derived_figures_follow_from_the_data():
                 if r["step"] == "09_gemm" and r["name"] == "persistent")
     assert f"at the peak, {peak}e12 flop/s" in text, f"the roofline's peak is not the program's ({peak})"
     assert f"at persistent's {rate}e12 flop/s" in text, f"the roofline's rate is not the recorded persistent's ({rate})"
-    for m in re.finditer(r"([\d.]+)e12 B/s \((one CTA|cluster)\)|persistent's ([\d.]+)e12 flop/s .*?:  ([\d.]+)e12 B/s", text):
+    found = list(re.finditer(r"([\d.]+)e12 B/s \((one CTA|cluster)\)|persistent's ([\d.]+)e12 flop/s .*?:  ([\d.]+)e12 B/s", text))
+    assert len(found) == 3, f"the roofline's three bandwidths not found ({len(found)}): its wording changed?"
+    for m in found:
         if m[1]:
             need = float(peak) / (256 / 3 if m[2] == "one CTA" else 128)
             assert abs(float(m[1]) - need) <= 0.006 * need, f"{m[0]}: the arithmetic gives {need:.3g}e12"

@@ -179,6 +179,12 @@ def run(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]
     return run_binary(build(step, tree, nvcc, link), args, timeout)
 
 
+def shadow_args(shadow: str, args: list[str]) -> list[str]:
+    """The program's arguments for a planted copy's shadow run: `args` if given, else --quick, or full size
+    when the diff's `shadow:` line says --full (a mistake only full sizes reach)."""
+    return args or ([] if "--full" in shadow.split() else ["--quick"])
+
+
 def run_shadow(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]) -> tuple[int, str, str]:
     """The same planted copy as the shadow build, run with --quick (at full size if the diff's `shadow:`
     line says --full) unless `args` say otherwise."""
@@ -186,8 +192,7 @@ def run_shadow(step: str, n: int, nvcc: str, link: str, timeout: float, args: li
     if not tree.is_dir():
         tree = planted_tree(step, n, REPO / "build" / "bugs")
     binary = build(step, tree, f"{nvcc} {SHADOW_DEFINE}", link, "program_shadow")
-    full = "--full" in describe(diff_paths(step)[n])["shadow"].split()
-    return run_binary(binary, args or ([] if full else ["--quick"]), timeout)
+    return run_binary(binary, shadow_args(describe(diff_paths(step)[n])["shadow"], args), timeout)
 
 
 def recorded(step: str, n: int, suffix: str = "") -> str:
@@ -241,8 +246,7 @@ def main() -> int:
     sys.stdout.write(out)
     sys.stderr.write(err)
     print(f"{name}: {verdict(code, out)}")
-    full = "--full" in info.get("shadow", "").split()  # run_shadow's choice of size
-    print(f"--- the shadow build ({' '.join(program_args) or ('full size' if full else '--quick')}):")
+    print(f"--- the shadow build ({' '.join(shadow_args(info.get('shadow', ''), program_args)) or 'full size'}):")
     for ln in sout.splitlines():
         if re.match(r"^check\s.* FAIL |^\s+(shadow|hung):", ln):
             print(ln)

@@ -23,7 +23,7 @@ if [ ! -x "$sanitizer" ]; then
 fi
 [ -x "$binary" ] || { echo "$binary not found: run make build-${step%%_*}"; exit 2; }
 # A step's own sanitizer options and tools, from its program's "// sanitize: ..." and "// sanitize-tools: ..."
-# lines (09 checks its own kernels only, and leaves racecheck out: its lesson says why).
+# lines, as many as it has (09 checks its own kernels only, and leaves racecheck out: its lesson says why).
 extra=$(sed -n 's|^// sanitize: ||p' "$step"/*.cu)
 tools=$(sed -n 's|^// sanitize-tools: ||p' "$step"/*.cu)
 failed=""

@@ -64,7 +64,7 @@ def planted_mistakes(only: str) -> list[Planted]:
         for n, path in sorted(bugs.diff_paths(step).items()):
             out.append(Planted(step, path, f"{step}.bug{n}", bugs.describe(path)["shadow"]))
     for d in mutation.defects():  # the tests' defects (a step's own bugs are above already)
-        if d.catcher.startswith("shadow:") and d.path.parent.name != "bugs":
+        if d.catcher.startswith("shadow:") and d.path.parent == mutation.DEFECTS:
             step, *rules = d.catcher[len("shadow:"):].split()
             out.append(Planted(step, d.path, f"{step}.{d.path.stem}", " ".join(rules)))
     return [p for p in out if only in p.label]
@@ -97,8 +97,8 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
             rows.append(f"| `{p.label}` | {p.expect} | STALE: {p.error.splitlines()[0] if p.error else 'no binary'} | | |")
             ok = False
             continue
-        full = "--full" in p.expect.split()  # a mistake that only full sizes reach
-        code, out, err = bugs.run_binary(p.binary, [] if full else ["--quick"], a.timeout)
+        args = bugs.shadow_args(p.expect, [])
+        code, out, err = bugs.run_binary(p.binary, args, a.timeout)
         if code == 77:
             print("shadow_sweep: no Hopper GPU here (exit 77)")
             return [], False, ""
@@ -111,7 +111,7 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
         rows.append(f"| `{p.label}` | {p.expect} | {'caught' if caught else 'MISSED'}: {shown} | {where} | {text} |")
         if gpu:
             record_run(run_dir(gpu) / f"{p.label}.shadow.txt",
-                       [p.diff.relative_to(REPO).as_posix(), *([] if full else ["--quick"])], code, out, err)
+                       [p.diff.relative_to(REPO).as_posix(), *args], code, out, err)
         print(f"shadow_sweep {p.label}: {'caught' if caught else 'MISSED'} ({shown})", flush=True)
     head = ["| planted mistake | rule it breaks (`shadow:`; `--full`: run at full size) | shadow build, `--quick` unless `--full` | where | the report |",
             "| --- | --- | --- | --- | --- |"]
