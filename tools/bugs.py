@@ -17,7 +17,7 @@ repository's own files (paths from the root, `a/` and `b/` prefixes):
     @@ ...
 
 `run` copies every step folder and common/ into build/bugs/<step>.bugN/,
-applies the diff there (git apply: a diff that no longer applies is an
+applies the diff there (tools/patches.py: a diff that no longer applies is an
 error), builds the step's program from that copy twice, with the flags the
 Makefile passes and as the shadow build (-DTUTORIAL_SHADOW, common/shadow/),
 runs both, and says what happened in each: caught (exit 1, the program's own
@@ -43,6 +43,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import patches  # noqa: E402
 from contract import REPO, step_dirs  # noqa: E402
 
 FIELDS = ("what", "tells", "shadow")
@@ -76,13 +77,10 @@ def bug_text(step: str) -> dict[int, str]:
 
 
 def apply_diff(diff: pathlib.Path, tree: pathlib.Path) -> None:
-    """git apply outside any repository behaves as patch(1), strictly: a hunk
-    that does not match exactly is an error, never a fuzzy guess."""
-    p = subprocess.run(["git", "apply", "--whitespace=nowarn", str(diff)], cwd=tree, capture_output=True,
-                       text=True, env={"GIT_CEILING_DIRECTORIES": str(tree.parent), "PATH": "/usr/bin:/bin"})
-    if p.returncode != 0:
-        name = diff.relative_to(REPO) if diff.is_relative_to(REPO) else diff
-        raise ValueError(f"{name} does not apply: {p.stderr.strip()}")
+    """Each hunk found by its text (tools/patches.py), in the file the diff names or, where
+    the code has moved, in the one other file that holds it: a hunk found nowhere, or in two
+    places, is an error, never a fuzzy guess."""
+    patches.apply(diff, tree)
 
 
 def planted_copy(diff: pathlib.Path, tree: pathlib.Path, plant: bool = True) -> pathlib.Path:

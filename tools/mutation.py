@@ -32,8 +32,8 @@ learners' (they also say how the program tells). A catcher is
 A diff that no longer applies, or a catcher that cannot run (a pytest node
 that is gone, a planted step that does not build, a named check line the run
 does not print) makes the defect STALE, never caught; without a GPU the GPU
-defects are "not run". The diff is applied in place with git apply and taken
-back with git apply -R; all steps are rebuilt at the end. Not part of
+defects are "not run". The diff is applied in place (tools/patches.py: each hunk
+found by its text) and taken back; all steps are rebuilt at the end. Not part of
 `make test` (it rebuilds and reruns a lot); tests/test_defects.py checks in
 `make test` that every diff still applies and names a catcher that exists.
 """
@@ -51,6 +51,7 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 from bugs import diff_header, judge_shadow  # noqa: E402
+import patches  # noqa: E402
 from contract import binary_path  # noqa: E402
 
 DEFECTS = REPO / "tests" / "defects"
@@ -85,9 +86,12 @@ def defects() -> list[Defect]:
     return out
 
 
-def git_apply(diff: pathlib.Path, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "apply", "--whitespace=nowarn", *flags, str(diff)], cwd=REPO,
-                          capture_output=True, text=True)
+def applies(diff: pathlib.Path) -> bool:
+    try:
+        patches.plan(diff.read_text(), REPO)
+        return True
+    except ValueError:
+        return False
 
 
 def run(cmd: list[str], timeout: float = 1800) -> subprocess.CompletedProcess:
@@ -170,16 +174,18 @@ def main() -> int:
             if chosen or a.list:
                 rows.append((d, "" if a.list else "not run"))
             continue
-        if git_apply(d.path, "--check").returncode != 0:
+        if not applies(d.path):
             verdict, detail = "STALE", "the diff no longer applies"
         else:
-            git_apply(d.path)
+            patches.apply(d.path, REPO)
             try:
                 verdict, detail = catch(d)
             finally:
-                if git_apply(d.path, "-R").returncode != 0:
-                    print(f"mutation: could not take {d.name} back: restore with git apply -R {d.name}",
-                          file=sys.stderr)
+                try:
+                    patches.apply(d.path, REPO, reverse=True)
+                except ValueError:
+                    print(f"mutation: could not take {d.name} back: restore with "
+                          f"python3 tools/patches.py (reverse) or git checkout", file=sys.stderr)
                     return 2
         rows.append((d, f"{verdict}: {detail}"))
         bad += verdict in ("MISSED", "STALE")
