@@ -136,7 +136,8 @@ def test_lesson_quotes_are_real_code(step_dir):
     sources = " ".join(squash(without_lab_markers(p.read_text())) for p in
                        [*(REPO / step_dir).glob("*.cu"), *(REPO / step_dir).glob("*.cuh"), *(REPO / step_dir).glob("*.h"),
                         *(p for p in (REPO / "common").rglob("*") if p.is_file()), *(p for d in STEP_DIRS for p in (REPO / d).glob("*.cuh")),
-                        *(p for d in STEP_DIRS for p in (REPO / d).glob("*.h"))])
+                        *(p for d in STEP_DIRS for p in (REPO / d).glob("*.h")),
+                        *(p for d in STEP_DIRS for p in (REPO / d).glob("parts/*.cuh"))])
     blocks = cuda_blocks(lesson)
     assert blocks, "a lesson quotes its key code"
     for block in blocks:
