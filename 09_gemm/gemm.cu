@@ -46,14 +46,14 @@ static void run_parts(const Gemm* g, ShapeKind kind) {
     GEMM_REFERENCE(g);  // cuBLAS at its best
     GEMM_PART("cublas_gemmex", g, true, TAIL_NONE, cublas_gemm(g));
     if (kind == SHAPE_SPLIT_K) {  // part 6: a K-heavy problem, K split into g->splits pieces per tile
-        GEMM_PART("no_split", g, true, TAIL_NONE, launch_gemm<Best>(g, true, g->group, 1));
+        GEMM_PART("no_split", g, true, TAIL_NONE, launch_gemm<Best>(g, true, g->band, 1));
         GEMM_PART("tma_reduce", g, true, TAIL_REDUCE, launch_split_k<Best::WithEpilogue<EPI_TMA_REDUCE>>(g));
         GEMM_PART("red_v4", g, true, TAIL_NONE, launch_split_k<Best::WithEpilogue<EPI_RED_V4>>(g));
         GEMM_PART("atomic_add", g, true, TAIL_NONE, launch_split_k<Best::WithEpilogue<EPI_ATOMIC>>(g));
         return;
     }
     const bool all = kind == SHAPE_MAIN;  // the edge shape: every part checked; cuBLAS and the best timed
-    const uint32_t G = g->group;
+    const uint32_t band = g->band;
     GEMM_PART("wgmma_sync", g, all, TAIL_NONE, launch_wgmma_sync(g));
     GEMM_PART("ring", g, all, TAIL_NONE, launch_gemm<Ring>(g, false, 1, 1));
     GEMM_PART("ring_setmaxnreg", g, all, TAIL_NONE, launch_gemm<RingRegs>(g, false, 1, 1));
@@ -61,19 +61,19 @@ static void run_parts(const Gemm* g, ShapeKind kind) {
     // Ping-pong's units are 64 x 256: twice as many tiles, each reading all of
     // B's tile for half the rows, so without the banded raster its operands
     // miss L2 (pingpong_rowmajor); with it, it is measured as it can be.
-    GEMM_PART("pingpong", g, all, TAIL_NONE, launch_gemm<Pingpong>(g, true, G, 1));
+    GEMM_PART("pingpong", g, all, TAIL_NONE, launch_gemm<Pingpong>(g, true, band, 1));
     GEMM_PART("pingpong_rowmajor", g, all, TAIL_NONE, launch_gemm<Pingpong>(g, true, 1, 1));
     GEMM_PART("multicast_2x1", g, all, TAIL_NONE, launch_gemm<Best>(g, true, 1, 1));
     GEMM_PART("multicast_1x2", g, all, TAIL_NONE, launch_gemm<Multicast1x2>(g, true, 1, 1));
-    GEMM_PART("persistent", g, true, TAIL_NONE, launch_gemm<Best>(g, true, G, 1));
+    GEMM_PART("persistent", g, true, TAIL_NONE, launch_gemm<Best>(g, true, band, 1));
     GEMM_PART("persistent_tma_store", g, all, TAIL_STORE,
-              launch_gemm<Best::WithEpilogue<EPI_TMA_STORE>>(g, true, G, 1));
+              launch_gemm<Best::WithEpilogue<EPI_TMA_STORE>>(g, true, band, 1));
     // The ablation: the best kernel with one mechanism off at a time.
-    GEMM_PART("ablate_no_multicast", g, all, TAIL_NONE, launch_gemm<Best::NoMulticast>(g, true, G, 1));
-    GEMM_PART("ablate_no_setmaxnreg", g, all, TAIL_NONE, launch_gemm<Best::NoSetmaxnreg>(g, true, G, 1));
+    GEMM_PART("ablate_no_multicast", g, all, TAIL_NONE, launch_gemm<Best::NoMulticast>(g, true, band, 1));
+    GEMM_PART("ablate_no_setmaxnreg", g, all, TAIL_NONE, launch_gemm<Best::NoSetmaxnreg>(g, true, band, 1));
     GEMM_PART("ablate_no_warp_special", g, all, TAIL_NONE,
-              launch_gemm<Best::NoSpecialization>(g, true, G, 1));
-    GEMM_PART("ablate_stages_2", g, all, TAIL_NONE, launch_gemm<Best::WithStages<2>>(g, true, G, 1));
+              launch_gemm<Best::NoSpecialization>(g, true, band, 1));
+    GEMM_PART("ablate_stages_2", g, all, TAIL_NONE, launch_gemm<Best::WithStages<2>>(g, true, band, 1));
     GEMM_PART("ablate_rowmajor_raster", g, all, TAIL_NONE, launch_gemm<Best>(g, true, 1, 1));
 }
 
@@ -84,7 +84,7 @@ typedef struct {
     cublasHandle_t h;
     cublasLtHandle_t lt;
     void* workspace;  // LT_WORKSPACE bytes for cublasLt
-    uint32_t splits, group;
+    uint32_t splits, band;
 } Session;
 
 // One problem: data, reference, tensor maps, cuBLAS's best candidate, the parts.
@@ -93,7 +93,7 @@ static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k,
     Gemm g;
     memset(&g, 0, sizeof g);
     const cudaStream_t s = ses->s;
-    g.cli = ses->cli, g.prefix = prefix, g.s = s, g.h = ses->h, g.splits = ses->splits, g.group = ses->group;
+    g.cli = ses->cli, g.prefix = prefix, g.s = s, g.h = ses->h, g.splits = ses->splits, g.band = ses->band;
     const uint32_t seed = ses->cli->seed;
     g.m = m, g.n = n, g.k = k, g.ld_ab = round_up(k, 8), g.ldc = output_ld(n);
     g.framed_words = (size_t)(m + 2 * FRAME) * g.ldc;
@@ -139,14 +139,14 @@ static int kernel_registers(const void* kernel) {
 // of how near the tensor cores' limit a kernel runs.
 #define DENSE_BF16_FLOP_PER_CLOCK_SM 4096
 static void report_waves_and_peak(uint32_t m, uint32_t n, uint32_t k) {
-    const uint32_t ctiles = (((m + Best::BM - 1) / Best::BM + Best::CM - 1) / Best::CM) *
-                            (((n + BN - 1) / BN + Best::CN - 1) / Best::CN);
+    const uint32_t ctiles = (((m + Best::BM - 1) / Best::BM + Best::ClusterM - 1) / Best::ClusterM) *
+                            (((n + BN - 1) / BN + Best::ClusterN - 1) / Best::ClusterN);
     const uint32_t clusters = (uint32_t)resident_clusters<Best>(),
                    rounds = (ctiles + clusters - 1) / clusters;
     record_gpu_line(
         "waves: %u cluster tiles of %d x %d over %u clusters, %.2f each: %u rounds, %.1f %% of the "
         "cluster-rounds busy",
-        ctiles, Best::BM * Best::CM, BN * Best::CN, clusters, (double)ctiles / clusters, rounds,
+        ctiles, Best::BM * Best::ClusterM, BN * Best::ClusterN, clusters, (double)ctiles / clusters, rounds,
         100.0 * ctiles / ((double)rounds * clusters));
     int sms = 0, khz = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -161,13 +161,14 @@ static void report_waves_and_peak(uint32_t m, uint32_t n, uint32_t k) {
         ms_ours > 0 ? 100.0 * flops / (ms_ours * 1e-3) / peak : 0.0);
 }
 
-static void report_launches(uint32_t group) {
+static void report_launches(uint32_t band) {
     record_gpu_line(
         "persistent: %d clusters of %d x %d CTAs of %d threads, %d stages of %d KiB, %d registers per thread "
         "at "
         "launch, setmaxnreg %d (producer) / %d (consumers), band of %u cluster-tile rows",
-        resident_clusters<Best>(), Best::CM, Best::CN, Best::THREADS, Best::STAGES, Best::STAGE_BYTES >> 10,
-        kernel_registers((const void*)gemm_ws<Best>), PRODUCER_REGS, CONSUMER_REGS, group);
+        resident_clusters<Best>(), Best::ClusterM, Best::ClusterN, Best::Threads, Best::Stages,
+        Best::StageBytes >> 10, kernel_registers((const void*)gemm_ws<Best>), PRODUCER_REGS, CONSUMER_REGS,
+        band);
     record_gpu_line(
         "registers at launch: wgmma_sync %d, ring %d, pingpong %d, no_warp_special %d, no_setmaxnreg %d",
         kernel_registers((const void*)wgmma_sync), kernel_registers((const void*)gemm_ws<Ring>),
@@ -188,7 +189,7 @@ enum {
     OPT_SPLIT_N,
     OPT_SPLIT_K,
     OPT_SPLITS,
-    OPT_GROUP,
+    OPT_BAND,
     NUM_OPTS
 };
 static const IntOption kOptions[NUM_OPTS] = {
@@ -207,7 +208,7 @@ static const IntOption kOptions[NUM_OPTS] = {
     {"--splitk-n", "N", "N of the split-K problem", 1, 32768, 1024, 256},
     {"--splitk-k", "K", "K of the split-K problem", 1, MAX_K, 65536, 8192},
     {"--splits", "S", "pieces of K per tile in the split-K parts", 1, 64, 4, 4},
-    {"--group", "G", "raster: bands of G cluster-tile rows (1 = row-major)", 1, 1024, 8, 8},
+    {"--band", "B", "raster: bands of B cluster-tile rows (1 = row-major)", 1, 1024, 8, 8},
 };
 
 // Host bytes of one problem: elements (int8), a bf16 staging copy of the
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
         "--splitk-m --splitk-n --splitk-k",
         device_bytes((uint32_t)v[OPT_SPLIT_M], (uint32_t)v[OPT_SPLIT_N], (uint32_t)v[OPT_SPLIT_K]));
     print_problem(&cli);
-    Session ses = {&cli, NULL, NULL, NULL, NULL, (uint32_t)v[OPT_SPLITS], (uint32_t)v[OPT_GROUP]};
+    Session ses = {&cli, NULL, NULL, NULL, NULL, (uint32_t)v[OPT_SPLITS], (uint32_t)v[OPT_BAND]};
     CUDA_CHECK(cudaStreamCreateWithFlags(&ses.s, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&ses.h));
     CUBLAS_CHECK(cublasSetStream(ses.h, ses.s));
@@ -290,7 +291,7 @@ int main(int argc, char** argv) {
     part_problem("", (uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K], SHAPE_MAIN, &ses);
     part_problem("splitk_", (uint32_t)v[OPT_SPLIT_M], (uint32_t)v[OPT_SPLIT_N], (uint32_t)v[OPT_SPLIT_K],
                  SHAPE_SPLIT_K, &ses);
-    report_launches(ses.group);
+    report_launches(ses.band);
     report_waves_and_peak((uint32_t)v[OPT_M], (uint32_t)v[OPT_N], (uint32_t)v[OPT_K]);
     CUDA_CHECK(cudaFree(ses.workspace));
     CUBLAS_CHECK(cublasLtDestroy(ses.lt));

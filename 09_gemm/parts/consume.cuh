@@ -33,9 +33,9 @@ static __device__ __forceinline__ void mma_stage(float (&d)[128], const uint8_t*
 // the warpgroup, started only once all 4 warps issued it.
 template <class Cfg>
 static __device__ __forceinline__ void release_stage(uint64_t* empty, uint32_t tid) {
-    if (Cfg::CS == 1) {
+    if (Cfg::ClusterSize == 1) {
         if (tid == 0) mbar_arrive(empty);
-    } else if (tid < Cfg::CS) {
+    } else if (tid < Cfg::ClusterSize) {
         mbar_arrive_remote(empty, tid);
     }
 }
@@ -67,46 +67,46 @@ static __device__ __forceinline__ void consume(const GemmArgs& g, const CUtensor
                                                Loader<Cfg>& loader, uint8_t* stages, float* epi_boxes,
                                                uint64_t* full, uint64_t* empty, uint32_t first,
                                                uint32_t stride, uint32_t units, uint32_t rank) {
-    const uint32_t wg = threadIdx.x / 128 - (Cfg::SPECIALIZED ? 1 : 0), tid = threadIdx.x % 128;
-    const bool issuer = !Cfg::SPECIALIZED && threadIdx.x == 0;  // no producer: this thread loads
+    const uint32_t wg = threadIdx.x / 128 - (Cfg::ProducerWarpgroup ? 1 : 0), tid = threadIdx.x % 128;
+    const bool issuer = !Cfg::ProducerWarpgroup && threadIdx.x == 0;  // no producer: this thread loads
     float* boxes = epi_boxes + wg * 2 * (EPI_BOX_BYTES / 4);
-    const uint32_t a_offset = Cfg::MODE == COOPERATIVE ? wg * WG_M * ROW_BYTES : 0;
+    const uint32_t a_offset = Cfg::Consumers == COOPERATIVE ? wg * WG_M * ROW_BYTES : 0;
     if (issuer)
-        for (int s = 0; s < Cfg::STAGES; ++s) loader.issue();  // fill the ring
+        for (int s = 0; s < Cfg::Stages; ++s) loader.issue();  // fill the ring
     __syncwarp();
     float d[128];
     uint32_t pos = 0, i = 0, chunks = 0;  // chunks: epilogue boxes filled so far (staged epilogues)
     for (uint32_t unit = first; unit < units; unit += stride, ++i) {
         const Work w = unit_work<Cfg>(g, unit, rank);
         const uint32_t kblocks = w.kb_end - w.kb_begin;
-        if (Cfg::MODE == PINGPONG && i % 2 != wg) {  // the other warpgroup's unit
+        if (Cfg::Consumers == PINGPONG && i % 2 != wg) {  // the other warpgroup's unit
             pos += kblocks;
             continue;
         }
-        if (Cfg::MODE == PINGPONG && i > 0) pingpong_wait_turn(wg);  // the other one's k-loop is done
+        if (Cfg::Consumers == PINGPONG && i > 0) pingpong_wait_turn(wg);  // the other one's k-loop is done
         for (uint32_t j = 0; j < kblocks; ++j, ++pos) {
-            const uint32_t s = pos % Cfg::STAGES;
-            uint8_t* stage = stages + s * Cfg::STAGE_BYTES;
-            MBAR_WAIT(&full[s], (pos / Cfg::STAGES) & 1);
-            mma_stage(d, stage + a_offset, stage + Cfg::A_BYTES, j > 0);
+            const uint32_t s = pos % Cfg::Stages;
+            uint8_t* stage = stages + s * Cfg::StageBytes;
+            MBAR_WAIT(&full[s], (pos / Cfg::Stages) & 1);
+            mma_stage(d, stage + a_offset, stage + Cfg::StageBytesA, j > 0);
             if (j > 0) {
                 wgmma_wait_group<1>();  // the batch before this one is done: its stage is free
-                release_stage<Cfg>(&empty[(pos - 1) % Cfg::STAGES], tid);
+                release_stage<Cfg>(&empty[(pos - 1) % Cfg::Stages], tid);
                 if (issuer) loader.issue();
                 __syncwarp();
             }
         }
         // Ping-pong: the tensor cores go to the other warpgroup, whose next
         // unit's k-loop overlaps this one's epilogue.
-        if (Cfg::MODE == PINGPONG && unit + stride < units) pingpong_pass_turn(wg);
+        if (Cfg::Consumers == PINGPONG && unit + stride < units) pingpong_pass_turn(wg);
         wgmma_wait_group<0>();
         wgmma_fence_operands(d);
-        release_stage<Cfg>(&empty[(pos - 1) % Cfg::STAGES], tid);
+        release_stage<Cfg>(&empty[(pos - 1) % Cfg::Stages], tid);
         if (issuer) loader.issue();
         __syncwarp();
-        epilogue<Cfg>(d, g, c_map, boxes, w.row0 + (Cfg::MODE == COOPERATIVE ? wg * WG_M : 0), w.col0, tid,
-                      wg, chunks);
+        epilogue<Cfg>(d, g, c_map, boxes, w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0), w.col0,
+                      tid, wg, chunks);
     }
-    if (Cfg::EPI == EPI_TMA_STORE || Cfg::EPI == EPI_TMA_REDUCE)
+    if (Cfg::Epilogue == EPI_TMA_STORE || Cfg::Epilogue == EPI_TMA_REDUCE)
         if (tid == 0) bulk_wait_group<0>();  // every store done before the block ends
 }

@@ -68,7 +68,7 @@ static __device__ __forceinline__ void warpgroup_barrier(uint32_t wg) {
 //                one row (the even lane row r, the odd lane row r + 8).
 // EPI_ATOMIC     through the same box, then atomicAdd by rows: a warp adds
 //                32 consecutive floats per instruction (coalesced).
-template <int EPI>
+template <int Epilogue>
 static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], const GemmArgs& g,
                                                        const CUtensorMap* c_map, float* boxes, uint32_t row0,
                                                        uint32_t col0, uint32_t tid, uint32_t wg,
@@ -79,7 +79,7 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
     for (uint32_t ch = 0; ch < BN / EPI_COLS; ++ch) {
         if (col0 + ch * EPI_COLS >= g.n) break;                   // the same for the whole warpgroup
         float* box = boxes + chunks++ % 2 * (EPI_BOX_BYTES / 4);  // [64][32] fp32, 128B-swizzled
-        if (EPI != EPI_ATOMIC) {
+        if (Epilogue != EPI_ATOMIC) {
             if (tid == 0) bulk_wait_group_read<1>();  // the store that last read this box is done reading
             warpgroup_barrier(wg);
         }
@@ -93,12 +93,12 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
                     make_float2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
             }
         }
-        if (EPI != EPI_ATOMIC) {
+        if (Epilogue != EPI_ATOMIC) {
             SHADOW_WROTE(box, EPI_BOX_BYTES);  // (the shadow build checks the fence and the read wait)
             fence_proxy_async_shared();        // every writer, before the barrier
         }
         warpgroup_barrier(wg);
-        if (EPI == EPI_ATOMIC) {
+        if (Epilogue == EPI_ATOMIC) {
             const uint32_t col = col0 + ch * EPI_COLS + lane;
 #pragma unroll 4
             for (uint32_t k = 0; k < 16; ++k) {
@@ -108,7 +108,7 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
                 if (row0 + row < g.m && col < g.n) atomicAdd(&g.c[(size_t)(row0 + row) * g.ldc + col], v);
             }
         } else if (tid == 0) {
-            if (EPI == EPI_TMA_STORE)
+            if (Epilogue == EPI_TMA_STORE)
                 tma_store_2d(c_map, (int32_t)(col0 + ch * EPI_COLS), (int32_t)row0, box);
             else
                 tma_reduce_2d<RED_ADD>(c_map, (int32_t)(col0 + ch * EPI_COLS), (int32_t)row0, box);
@@ -146,10 +146,10 @@ template <class Cfg>
 static __device__ __forceinline__ void epilogue(const float (&d)[128], const GemmArgs& g,
                                                 const CUtensorMap* c_map, float* boxes, uint32_t row0,
                                                 uint32_t col0, uint32_t tid, uint32_t wg, uint32_t& chunks) {
-    if constexpr (Cfg::EPI == EPI_DIRECT)
+    if constexpr (Cfg::Epilogue == EPI_DIRECT)
         store_tile(d, g.c, g.m, g.n, g.ldc, row0, col0);
-    else if constexpr (Cfg::EPI == EPI_RED_V4)
+    else if constexpr (Cfg::Epilogue == EPI_RED_V4)
         red_tile(d, g, row0, col0, tid);
     else
-        staged_epilogue<Cfg::EPI>(d, g, c_map, boxes, row0, col0, tid, wg, chunks);
+        staged_epilogue<Cfg::Epilogue>(d, g, c_map, boxes, row0, col0, tid, wg, chunks);
 }

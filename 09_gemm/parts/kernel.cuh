@@ -10,12 +10,12 @@
 #include "09_gemm/parts/problem.cuh"
 
 // ---- Parts 2-6: one warp-specialized kernel, its mechanisms as knobs ----------
-// A RING of STAGES buffers, each one k-block of A (BM x 64) and of B
+// A RING of Stages buffers, each one k-block of A (BM x 64) and of B
 // (256 x 64), with two mbarriers per stage (step 03's ring): full[s], which
 // the producer arms with the stage's bytes and the TMA completes, and
 // empty[s], on which every consumer warpgroup that read the stage arrives
 // once its MMAs are done with it. The roles:
-//   producer   warpgroup 0 (SPECIALIZED): one elected lane of its first warp
+//   producer   warpgroup 0 (ProducerWarpgroup): one elected lane of its first warp
 //              issues every TMA load; the other 127 threads only give their
 //              registers away (setmaxnreg.dec) and wait at the end;
 //   consumers  two warpgroups, each 64 rows x 256 columns of accumulators,
@@ -27,32 +27,33 @@
 // cannot hand back the stage it just issued on: its MMAs still read it.
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::THREADS, 1)
+__global__ void __launch_bounds__(Cfg::Threads, 1)
     gemm_ws(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
             const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmArgs g) {
-    __shared__ __align__(8) uint64_t full[Cfg::STAGES], empty[Cfg::STAGES];
-    uint8_t* stages = tma_smem_base<1024>();  // [STAGES][A: BM x 64 | B: 256 x 64] bf16, 128B-swizzled
-    float* epi_boxes = (float*)(stages + Cfg::STAGES * Cfg::STAGE_BYTES);  // [2 consumers][2][64][32] fp32
-    const uint32_t rank = Cfg::CS > 1 ? cluster_ctarank() : 0;
+    __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
+    uint8_t* stages = tma_smem_base<1024>();  // [Stages][A: BM x 64 | B: 256 x 64] bf16, 128B-swizzled
+    float* epi_boxes = (float*)(stages + Cfg::Stages * Cfg::StageBytes);  // [2 consumers][2][64][32] fp32
+    const uint32_t rank = Cfg::ClusterSize > 1 ? cluster_ctarank() : 0;
     const uint32_t units = g.ctiles_m * g.ctiles_n * g.splits;
-    const uint32_t first = blockIdx.x / Cfg::CS, stride = gridDim.x / Cfg::CS;  // this cluster's units
+    const uint32_t first = blockIdx.x / Cfg::ClusterSize,
+                   stride = gridDim.x / Cfg::ClusterSize;  // this cluster's units
     if (threadIdx.x == 0) {
-        for (int s = 0; s < Cfg::STAGES; ++s) {
-            mbar_init(&full[s], 1);                        // the producer's arrive.expect_tx
-            mbar_init(&empty[s], Cfg::READERS * Cfg::CS);  // each reader warpgroup of each CTA
+        for (int s = 0; s < Cfg::Stages; ++s) {
+            mbar_init(&full[s], 1);                                 // the producer's arrive.expect_tx
+            mbar_init(&empty[s], Cfg::Readers * Cfg::ClusterSize);  // each reader warpgroup of each CTA
         }
         mbar_fence_init();
     }
     // The inits are visible to the cluster before any CTA multicasts into,
     // or arrives on, a peer's barriers.
-    if (Cfg::CS > 1)
+    if (Cfg::ClusterSize > 1)
         cluster_sync();
     else
         __syncthreads();
     Loader<Cfg> loader = {&a_map, &b_map, stages, full, empty, &g, rank, 0, stride, units, 0, 0, {}};
     loader.start(first);
-    if (Cfg::SPECIALIZED && threadIdx.x < 128) {
-        if constexpr (Cfg::SETMAXNREG) setmaxnreg_dec<PRODUCER_REGS>();
+    if (Cfg::ProducerWarpgroup && threadIdx.x < 128) {
+        if constexpr (Cfg::Setmaxnreg) setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x < 32) {
             if (elect_one_sync())
                 while (loader.issue()) {
@@ -60,34 +61,34 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
             __syncwarp();
         }
     } else {
-        if constexpr (Cfg::SETMAXNREG) setmaxnreg_inc<CONSUMER_REGS>();
+        if constexpr (Cfg::Setmaxnreg) setmaxnreg_inc<CONSUMER_REGS>();
         consume<Cfg>(g, &c_map, loader, stages, epi_boxes, full, empty, first, stride, units, rank);
     }
     // No CTA leaves while a peer may still arrive on its barriers: every
     // multicast into this CTA has landed (its consumers waited for each full
     // stage), but the peers' consumers may still be releasing stages here.
-    if (Cfg::CS > 1) cluster_sync();
+    if (Cfg::ClusterSize > 1) cluster_sync();
 }
 
 template <class Cfg>
 static CUtensorMap a_map_for(const Gemm* g) {
-    return g->a_box[Cfg::A_ROWS == 128 ? 0 : Cfg::A_ROWS == 64 ? 1 : 2];
+    return g->a_box[Cfg::SliceRowsA == 128 ? 0 : Cfg::SliceRowsA == 64 ? 1 : 2];
 }
 template <class Cfg>
 static CUtensorMap b_map_for(const Gemm* g) {
-    return g->b_box[Cfg::B_ROWS == 256 ? 0 : 1];
+    return g->b_box[Cfg::SliceRowsB == 256 ? 0 : 1];
 }
 
 // The launch of `clusters` clusters of this kernel: the cluster dimension is
-// a launch attribute (CS CTAs along x), none for CS == 1. attr must outlive cfg.
+// a launch attribute (ClusterSize CTAs along x), none for a cluster of 1. attr must outlive cfg.
 template <class Cfg>
 static cudaLaunchConfig_t cluster_launch(uint32_t clusters, cudaStream_t s, cudaLaunchAttribute* attr) {
     cudaLaunchConfig_t cfg = {};
     attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = Cfg::CS, attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
-    cfg.gridDim = dim3(clusters * Cfg::CS), cfg.blockDim = dim3(Cfg::THREADS);
-    cfg.dynamicSmemBytes = Cfg::SMEM, cfg.stream = s;
-    cfg.attrs = attr, cfg.numAttrs = Cfg::CS > 1;
+    attr->val.clusterDim.x = Cfg::ClusterSize, attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
+    cfg.gridDim = dim3(clusters * Cfg::ClusterSize), cfg.blockDim = dim3(Cfg::Threads);
+    cfg.dynamicSmemBytes = Cfg::SmemBytes, cfg.stream = s;
+    cfg.attrs = attr, cfg.numAttrs = Cfg::ClusterSize > 1;
     return cfg;
 }
 
@@ -98,15 +99,15 @@ static int resident_clusters(void) {
     static int clusters = 0;
     if (!clusters) {
         CUDA_CHECK(cudaFuncSetAttribute((const void*)gemm_ws<Cfg>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM));
-        if (Cfg::CS == 1) {
-            clusters = persistent_grid((const void*)gemm_ws<Cfg>, Cfg::THREADS, Cfg::SMEM);
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SmemBytes));
+        if (Cfg::ClusterSize == 1) {
+            clusters = persistent_grid((const void*)gemm_ws<Cfg>, Cfg::Threads, Cfg::SmemBytes);
         } else {
             cudaLaunchAttribute attr;
             const cudaLaunchConfig_t cfg = cluster_launch<Cfg>(1, 0, &attr);
             CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, (const void*)gemm_ws<Cfg>, &cfg));
         }
-        if (clusters < 1) die_internal("gemm_ws: no cluster of %d CTAs fits on this GPU", Cfg::CS);
+        if (clusters < 1) die_internal("gemm_ws: no cluster of %d CTAs fits on this GPU", Cfg::ClusterSize);
     }
     return clusters;
 }
@@ -114,13 +115,14 @@ static int resident_clusters(void) {
 // persistent: as many CTAs as run at once, each looping over units; else one
 // CTA (one cluster) per unit.
 template <class Cfg>
-static void launch_gemm(const Gemm* g, bool persistent, uint32_t group, uint32_t splits) {
+static void launch_gemm(const Gemm* g, bool persistent, uint32_t band, uint32_t splits) {
     const uint32_t tiles_m = (g->m + Cfg::BM - 1) / Cfg::BM, tiles_n = (g->n + BN - 1) / BN;
     GemmArgs a;
     a.c = g->c, a.m = g->m, a.n = g->n, a.ldc = g->ldc;
     a.kblocks = (g->k + BK - 1) / BK, a.splits = splits;
-    a.ctiles_m = (tiles_m + Cfg::CM - 1) / Cfg::CM, a.ctiles_n = (tiles_n + Cfg::CN - 1) / Cfg::CN;
-    a.group = group;
+    a.ctiles_m = (tiles_m + Cfg::ClusterM - 1) / Cfg::ClusterM,
+    a.ctiles_n = (tiles_n + Cfg::ClusterN - 1) / Cfg::ClusterN;
+    a.band = band;
     const uint32_t units = a.ctiles_m * a.ctiles_n * splits, resident = (uint32_t)resident_clusters<Cfg>();
     const uint32_t clusters = persistent && resident < units ? resident : units;
     cudaLaunchAttribute attr;
@@ -133,5 +135,5 @@ static void launch_gemm(const Gemm* g, bool persistent, uint32_t group, uint32_t
 template <class Cfg>
 static void launch_split_k(const Gemm* g) {
     CUDA_CHECK(cudaMemset2DAsync(g->c, (size_t)g->ldc * 4, 0, (size_t)g->n * 4, g->m, g->s));
-    launch_gemm<Cfg>(g, true, g->group, g->splits);
+    launch_gemm<Cfg>(g, true, g->band, g->splits);
 }

@@ -10,7 +10,7 @@
 
 // The producer's side of the ring: walks this CTA's units and their
 // k-blocks, one stage per call to issue(). Position `pos` counts every stage
-// ever loaded: stage pos % STAGES, in its (pos / STAGES)-th round.
+// ever loaded: stage pos % Stages, in its (pos / Stages)-th round.
 template <class Cfg>
 struct Loader {
     const CUtensorMap *a_map, *b_map;
@@ -29,33 +29,34 @@ struct Loader {
     // (or a bounded wait gave up: then nothing more is issued).
     __device__ __forceinline__ bool issue() {
         if (unit >= units) return false;
-        const uint32_t s = pos % Cfg::STAGES;
-        if (pos >= Cfg::STAGES) {  // round r > 0: wait until round r - 1's readers are done
-            const uint32_t parity = (pos / Cfg::STAGES - 1) & 1;
+        const uint32_t s = pos % Cfg::Stages;
+        if (pos >= Cfg::Stages) {  // round r > 0: wait until round r - 1's readers are done
+            const uint32_t parity = (pos / Cfg::Stages - 1) & 1;
             const bool free =
-                Cfg::CS > 1 ? MBAR_WAIT_CLUSTER(&empty[s], parity) : MBAR_WAIT(&empty[s], parity);
+                Cfg::ClusterSize > 1 ? MBAR_WAIT_CLUSTER(&empty[s], parity) : MBAR_WAIT(&empty[s], parity);
             if (!free) return (unit = units), false;
         }
-        uint8_t* stage = stages + s * Cfg::STAGE_BYTES;
-        const uint32_t rank_m = rank / Cfg::CN, rank_n = rank % Cfg::CN;
+        uint8_t* stage = stages + s * Cfg::StageBytes;
+        const uint32_t rank_m = rank / Cfg::ClusterN, rank_n = rank % Cfg::ClusterN;
         const int32_t k0 = (int32_t)(kb * BK);
         // Every byte of the stage lands in THIS CTA, whoever issued it: arm for all.
-        mbar_arrive_expect_tx(&full[s], Cfg::STAGE_BYTES);
-        // A: the CN CTAs of this cluster row share the rows; this one loads
-        // slice rank_n and, with CN > 1, multicasts it to all CN.
-        uint8_t* a_dst = stage + rank_n * Cfg::A_ROWS * ROW_BYTES;
-        const int32_t a_row = (int32_t)(w.row0 + rank_n * Cfg::A_ROWS);
-        if (Cfg::CN > 1)
+        mbar_arrive_expect_tx(&full[s], Cfg::StageBytes);
+        // A: the ClusterN CTAs of this cluster row share the rows; this one
+        // loads slice rank_n and, with ClusterN > 1, multicasts it to all.
+        uint8_t* a_dst = stage + rank_n * Cfg::SliceRowsA * ROW_BYTES;
+        const int32_t a_row = (int32_t)(w.row0 + rank_n * Cfg::SliceRowsA);
+        if (Cfg::ClusterN > 1)
             tma_load_2d_multicast(a_dst, a_map, k0, a_row, &full[s],
-                                  (uint16_t)(((1u << Cfg::CN) - 1) << (rank_m * Cfg::CN)));
+                                  (uint16_t)(((1u << Cfg::ClusterN) - 1) << (rank_m * Cfg::ClusterN)));
         else
             tma_load_2d(a_dst, a_map, k0, a_row, &full[s]);
-        // B: the CM CTAs of this cluster column share it; slice rank_m.
-        uint8_t* b_dst = stage + Cfg::A_BYTES + rank_m * Cfg::B_ROWS * ROW_BYTES;
-        const int32_t b_row = (int32_t)(w.col0 + rank_m * Cfg::B_ROWS);
-        if (Cfg::CM > 1) {
+        // B: the ClusterM CTAs of this cluster column share it; slice rank_m.
+        uint8_t* b_dst = stage + Cfg::StageBytesA + rank_m * Cfg::SliceRowsB * ROW_BYTES;
+        const int32_t b_row = (int32_t)(w.col0 + rank_m * Cfg::SliceRowsB);
+        if (Cfg::ClusterM > 1) {
             uint16_t mask = 0;
-            for (uint32_t i = 0; i < Cfg::CM; ++i) mask |= (uint16_t)(1u << (i * Cfg::CN + rank_n));
+            for (uint32_t i = 0; i < Cfg::ClusterM; ++i)
+                mask |= (uint16_t)(1u << (i * Cfg::ClusterN + rank_n));
             tma_load_2d_multicast(b_dst, b_map, k0, b_row, &full[s], mask);
         } else {
             tma_load_2d(b_dst, b_map, k0, b_row, &full[s]);

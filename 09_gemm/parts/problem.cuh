@@ -47,7 +47,7 @@ typedef struct {
     size_t framed_words;
     uint32_t* want;             // the framed output as it must come out
     int8_t *host_a, *host_b;    // the elements, M x K and N x K, for the CPU check
-    uint32_t splits, group;     // split-K pieces (the split-K problem); the raster's band
+    uint32_t splits, band;      // split-K pieces (the split-K problem); the raster's band
     const struct LtBest* best;  // cuBLAS at its best on this problem (part 7)
     // A in boxes of 64 (K) x 128, 64 or 32 rows; B of 64 x 256 or 128 rows:
     // 128B-swizzled. C in boxes of 32 x 64 fp32, 128B-swizzled (TMA epilogues).

@@ -7,8 +7,8 @@ typedef struct {
     float* c;  // C's first element; rows ldc floats apart
     uint32_t m, n, ldc;
     uint32_t kblocks, splits;     // k-blocks of 64 in K; split-K pieces per tile (1: none)
-    uint32_t ctiles_m, ctiles_n;  // the grid of cluster tiles (CM x CN tiles of BM x 256 each)
-    uint32_t group;               // raster: bands of `group` cluster-tile rows (1: row-major)
+    uint32_t ctiles_m, ctiles_n;  // the grid of cluster tiles (ClusterM x ClusterN tiles of BM x 256)
+    uint32_t band;                // raster: bands of `band` cluster-tile rows (1: row-major)
 } GemmArgs;
 
 // A unit of work: a tile of C (rows row0.., columns col0..) and a range of k-blocks.
@@ -18,18 +18,18 @@ typedef struct {
 
 // Unit u of this CTA (rank in its cluster). Units number the cluster tiles
 // split-major (all tiles of split 0, then of split 1, ...); within a split,
-// bands of `group` cluster-tile rows, each walked column by column, top to
+// bands of `band` cluster-tile rows, each walked column by column, top to
 // bottom: the tiles in flight at once share few rows of A and few columns
-// of B, which stay in L2 while they are reused (group 1: plain row-major).
+// of B, which stay in L2 while they are reused (band 1: plain row-major).
 template <class Cfg>
 static __device__ __forceinline__ Work unit_work(const GemmArgs& g, uint32_t u, uint32_t rank) {
     const uint32_t ctiles = g.ctiles_m * g.ctiles_n, tile = u % ctiles, split = u / ctiles;
-    const uint32_t per_band = g.group * g.ctiles_n, first = tile / per_band * g.group, rest = tile % per_band;
-    const uint32_t band_rows = min(g.group, g.ctiles_m - first);
+    const uint32_t per_band = g.band * g.ctiles_n, first = tile / per_band * g.band, rest = tile % per_band;
+    const uint32_t band_rows = min(g.band, g.ctiles_m - first);
     const uint32_t ctm = first + rest % band_rows, ctn = rest / band_rows;
     Work w;
-    w.row0 = (ctm * Cfg::CM + rank / Cfg::CN) * Cfg::BM;
-    w.col0 = (ctn * Cfg::CN + rank % Cfg::CN) * BN;
+    w.row0 = (ctm * Cfg::ClusterM + rank / Cfg::ClusterN) * Cfg::BM;
+    w.col0 = (ctn * Cfg::ClusterN + rank % Cfg::ClusterN) * BN;
     w.kb_begin = split * g.kblocks / g.splits;  // splits <= kblocks: no range is empty
     w.kb_end = (split + 1) * g.kblocks / g.splits;
     return w;
