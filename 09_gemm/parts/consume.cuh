@@ -1,7 +1,7 @@
 // 09_gemm/parts/consume.cuh: the consumer side of the ring: one stage's MMAs
 // (mma_stage), a stage handed back (release_stage), ping-pong's turns, and
-// the k-loop of a consumer warpgroup over its units, each ending in the
-// epilogue.
+// the k-loop of a consumer warpgroup over the units of a Schedule, each
+// ending in the epilogue into the C a MapSource gives (maps.cuh).
 #pragma once
 #include "03_tma_load/mbarrier.cuh"
 #include "06_transpose/named_barrier.cuh"
@@ -60,13 +60,27 @@ static __device__ __forceinline__ void pingpong_pass_turn(uint32_t wg) {
         named_barrier_arrive<3, 256>();
 }
 
+// A unit whose rows all lie past its C's, for a Schedule that skips them
+// (step 10: a warpgroup's 64 rows past its expert's last): no MMA, only each
+// stage handed back once it landed, so that the ring turns as for any unit.
+template <class Cfg, class L>
+static __device__ __forceinline__ void pass_unit(L& loader, const StageRing& ring, uint32_t& pos,
+                                                 uint32_t kblocks, uint32_t tid, bool issuer) {
+    for (uint32_t j = 0; j < kblocks; ++j, ++pos) {
+        MBAR_WAIT(&ring.full[pos % Cfg::Stages], (pos / Cfg::Stages) & 1);
+        release_stage<Cfg>(&ring.empty[pos % Cfg::Stages], tid);
+        if (issuer) loader.issue();
+        __syncwarp();
+    }
+}
+
 // A consumer warpgroup: every unit of this CTA (in PINGPONG every other
-// one), k-block by k-block through the ring, then the epilogue.
-template <class Cfg>
-static __device__ __forceinline__ void consume(const GemmArgs& g, const CUtensorMap* c_map,
-                                               Loader<Cfg>& loader, uint8_t* stages, float* epi_boxes,
-                                               uint64_t* full, uint64_t* empty, uint32_t first,
-                                               uint32_t stride, uint32_t units, uint32_t rank) {
+// one), k-block by k-block through the ring, then the epilogue into the C
+// the MapSource gives for the unit.
+template <class Cfg, class Schedule, class Maps>
+static __device__ __forceinline__ void consume(const Schedule& sched, Maps& maps,
+                                               Loader<Cfg, Schedule, Maps>& loader, const StageRing& ring,
+                                               float* epi_boxes) {
     const uint32_t wg = threadIdx.x / 128 - (Cfg::ProducerWarpgroup ? 1 : 0), tid = threadIdx.x % 128;
     const bool issuer = !Cfg::ProducerWarpgroup && threadIdx.x == 0;  // no producer: this thread loads
     float* boxes = epi_boxes + wg * 2 * (EPI_BOX_BYTES / 4);
@@ -76,36 +90,43 @@ static __device__ __forceinline__ void consume(const GemmArgs& g, const CUtensor
     __syncwarp();
     float d[128];
     uint32_t pos = 0, i = 0, chunks = 0;  // chunks: epilogue boxes filled so far (staged epilogues)
-    for (uint32_t unit = first; unit < units; unit += stride, ++i) {
-        const Work w = unit_work<Cfg>(g, unit, rank);
+    for (uint32_t unit = sched.first; unit < sched.units; unit += sched.stride, ++i) {
+        const Work w = sched.work(unit);
         const uint32_t kblocks = w.kb_end - w.kb_begin;
         if (Cfg::Consumers == PINGPONG && i % 2 != wg) {  // the other warpgroup's unit
             pos += kblocks;
             continue;
         }
         if (Cfg::Consumers == PINGPONG && i > 0) pingpong_wait_turn(wg);  // the other one's k-loop is done
+        if constexpr (Schedule::SkipEmptyRows)
+            if (w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0) >= w.rows) {
+                pass_unit<Cfg>(loader, ring, pos, kblocks, tid, issuer);
+                if (Cfg::Consumers == PINGPONG && unit + sched.stride < sched.units) pingpong_pass_turn(wg);
+                continue;
+            }
         for (uint32_t j = 0; j < kblocks; ++j, ++pos) {
             const uint32_t s = pos % Cfg::Stages;
-            uint8_t* stage = stages + s * Cfg::StageBytes;
-            MBAR_WAIT(&full[s], (pos / Cfg::Stages) & 1);
+            uint8_t* stage = ring.stages + s * Cfg::StageBytes;
+            MBAR_WAIT(&ring.full[s], (pos / Cfg::Stages) & 1);
             mma_stage(d, stage + a_offset, stage + Cfg::StageBytesA, j > 0);
             if (j > 0) {
                 wgmma_wait_group<1>();  // the batch before this one is done: its stage is free
-                release_stage<Cfg>(&empty[(pos - 1) % Cfg::Stages], tid);
+                release_stage<Cfg>(&ring.empty[(pos - 1) % Cfg::Stages], tid);
                 if (issuer) loader.issue();
                 __syncwarp();
             }
         }
         // Ping-pong: the tensor cores go to the other warpgroup, whose next
         // unit's k-loop overlaps this one's epilogue.
-        if (Cfg::Consumers == PINGPONG && unit + stride < units) pingpong_pass_turn(wg);
+        if (Cfg::Consumers == PINGPONG && unit + sched.stride < sched.units) pingpong_pass_turn(wg);
         wgmma_wait_group<0>();
         wgmma_fence_operands(d);
-        release_stage<Cfg>(&empty[(pos - 1) % Cfg::Stages], tid);
+        release_stage<Cfg>(&ring.empty[(pos - 1) % Cfg::Stages], tid);
         if (issuer) loader.issue();
         __syncwarp();
-        epilogue<Cfg>(d, g, c_map, boxes, w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0), w.col0,
-                      tid, wg, chunks);
+        const auto& out = maps.output(w, wg, tid);
+        epilogue<Cfg>(d, out, maps.c(), boxes, w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0),
+                      w.col0, tid, wg, chunks);
     }
     if (Cfg::Epilogue == EPI_TMA_STORE || Cfg::Epilogue == EPI_TMA_REDUCE)
         if (tid == 0) bulk_wait_group<0>();  // every store done before the block ends

@@ -6,7 +6,18 @@
 #include "04_tma_store/tma_store.cuh"
 #include "06_transpose/named_barrier.cuh"
 #include "07_reduce_multicast/tma_reduce.cuh"
-#include "09_gemm/parts/schedule.cuh"
+#include "03_tma_load/tensor_map.h"
+#include "09_gemm/parts/config.cuh"
+
+// C as an epilogue writes it (`Out`): its first element c, its rows m, its
+// columns n and the floats from one row to the next, ldc, for stores from
+// registers; for the TMA, its tensor map c_map. 09's is the whole of C (the
+// kernel's GemmArgs and C's map); step 10's an expert's rows, one unit at a
+// time (its Output).
+typedef struct {
+    float* c;
+    uint32_t m, n, ldc;
+} Output;
 
 // ---- The epilogue every kernel shares: registers to C -------------------------
 // Thread t of a warpgroup holds 128 accumulators of a 64 x 256 tile whose
@@ -68,16 +79,17 @@ static __device__ __forceinline__ void warpgroup_barrier(uint32_t wg) {
 //                one row (the even lane row r, the odd lane row r + 8).
 // EPI_ATOMIC     through the same box, then atomicAdd by rows: a warp adds
 //                32 consecutive floats per instruction (coalesced).
-template <int Epilogue>
-static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], const GemmArgs& g,
+template <int Epilogue, class Out>
+static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], const Out& out,
                                                        const CUtensorMap* c_map, float* boxes, uint32_t row0,
                                                        uint32_t col0, uint32_t tid, uint32_t wg,
                                                        uint32_t& chunks) {
-    if (row0 >= g.m) return;  // a tile of the cluster's padding, past C: the whole warpgroup skips it
+    if (row0 >= out.m)
+        return;  // rows all past C's (a cluster's padding tile): the whole warpgroup skips them
     const uint32_t warp = tid / 32, lane = tid % 32, r = 16 * warp + lane / 4, q = lane % 4;
 #pragma unroll
     for (uint32_t ch = 0; ch < BN / EPI_COLS; ++ch) {
-        if (col0 + ch * EPI_COLS >= g.n) break;                   // the same for the whole warpgroup
+        if (col0 + ch * EPI_COLS >= out.n) break;                 // the same for the whole warpgroup
         float* box = boxes + chunks++ % 2 * (EPI_BOX_BYTES / 4);  // [64][32] fp32, 128B-swizzled
         if (Epilogue != EPI_ATOMIC) {
             if (tid == 0) bulk_wait_group_read<1>();  // the store that last read this box is done reading
@@ -105,7 +117,8 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
                 const uint32_t row = 16 * warp + k;
                 const float v =
                     *(const float*)((const uint8_t*)box + ((row * 128 + lane * 4) ^ (row % 8) << 4));
-                if (row0 + row < g.m && col < g.n) atomicAdd(&g.c[(size_t)(row0 + row) * g.ldc + col], v);
+                if (row0 + row < out.m && col < out.n)
+                    atomicAdd(&out.c[(size_t)(row0 + row) * out.ldc + col], v);
             }
         } else if (tid == 0) {
             if (Epilogue == EPI_TMA_STORE)
@@ -117,7 +130,8 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
     }
 }
 
-static __device__ __forceinline__ void red_tile(const float (&d)[128], const GemmArgs& g, uint32_t row0,
+template <class Out>
+static __device__ __forceinline__ void red_tile(const float (&d)[128], const Out& out, uint32_t row0,
                                                 uint32_t col0, uint32_t tid) {
     const uint32_t lane = tid % 32, q = lane % 4, odd = q & 1;
     const uint32_t row = row0 + 16 * (tid / 32) + lane / 4 + 8 * odd;
@@ -129,27 +143,27 @@ static __device__ __forceinline__ void red_tile(const float (&d)[128], const Gem
         const float v0 = odd ? o0 : d[4 * i], v1 = odd ? o1 : d[4 * i + 1];
         const float v2 = odd ? d[4 * i + 2] : o0, v3 = odd ? d[4 * i + 3] : o1;
         const uint32_t col = col0 + 8 * i + 2 * (q & 2);  // 4 columns from a multiple of 4: 16-byte aligned
-        if (row >= g.m) continue;
-        float* p = g.c + (size_t)row * g.ldc + col;
-        if (col + 3 < g.n) {
+        if (row >= out.m) continue;
+        float* p = out.c + (size_t)row * out.ldc + col;
+        if (col + 3 < out.n) {
             red_add_v4_f32(p, v0, v1, v2, v3);
         } else {
             const float v[4] = {v0, v1, v2, v3};
 #pragma unroll
             for (uint32_t e = 0; e < 4; ++e)
-                if (col + e < g.n) atomicAdd(p + e, v[e]);
+                if (col + e < out.n) atomicAdd(p + e, v[e]);
         }
     }
 }
 
-template <class Cfg>
-static __device__ __forceinline__ void epilogue(const float (&d)[128], const GemmArgs& g,
+template <class Cfg, class Out>
+static __device__ __forceinline__ void epilogue(const float (&d)[128], const Out& out,
                                                 const CUtensorMap* c_map, float* boxes, uint32_t row0,
                                                 uint32_t col0, uint32_t tid, uint32_t wg, uint32_t& chunks) {
     if constexpr (Cfg::Epilogue == EPI_DIRECT)
-        store_tile(d, g.c, g.m, g.n, g.ldc, row0, col0);
+        store_tile(d, out.c, out.m, out.n, out.ldc, row0, col0);
     else if constexpr (Cfg::Epilogue == EPI_RED_V4)
-        red_tile(d, g, row0, col0, tid);
+        red_tile(d, out, row0, col0, tid);
     else
-        staged_epilogue<Cfg::Epilogue>(d, g, c_map, boxes, row0, col0, tid, wg, chunks);
+        staged_epilogue<Cfg::Epilogue>(d, out, c_map, boxes, row0, col0, tid, wg, chunks);
 }

@@ -7,51 +7,40 @@
 #include "07_reduce_multicast/cluster.cuh"
 #include "09_gemm/parts/consume.cuh"
 #include "09_gemm/parts/loader.cuh"
+#include "09_gemm/parts/maps.cuh"
 #include "09_gemm/parts/problem.cuh"
 
 // ---- Parts 2-6: one warp-specialized kernel, its mechanisms as knobs ----------
-// A RING of Stages buffers, each one k-block of A (BM x 64) and of B
-// (256 x 64), with two mbarriers per stage (step 03's ring): full[s], which
-// the producer arms with the stage's bytes and the TMA completes, and
-// empty[s], on which every consumer warpgroup that read the stage arrives
-// once its MMAs are done with it. The roles:
-//   producer   warpgroup 0 (ProducerWarpgroup): one elected lane of its first warp
-//              issues every TMA load; the other 127 threads only give their
-//              registers away (setmaxnreg.dec) and wait at the end;
+// The ring (loader.cuh) between two roles:
+//   producer   warpgroup 0 (ProducerWarpgroup): one elected lane of its first
+//              warp issues every TMA load (loader.cuh); the other 127 threads
+//              only give their registers away (setmaxnreg.dec) and wait at
+//              the end;
 //   consumers  two warpgroups, each 64 rows x 256 columns of accumulators,
-//              128 fp32 registers per thread.
+//              128 fp32 registers per thread (consume.cuh).
 // A consumer waits on full[s], issues the stage's 4 MMAs, commits them, and
 // waits until at most ONE batch is pending (wgmma_wait_group<1>): the batch
 // just issued keeps the tensor cores busy while the one before is known
 // done reading ITS stage, which the consumer then hands back (empty). It
 // cannot hand back the stage it just issued on: its MMAs still read it.
-
+// Here the units are C's tiles in a banded raster (RasterSchedule) and the
+// maps are the kernel's own (KernelMaps); step 10 runs the same two sides
+// over many experts' tiles, its maps switched per expert.
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::Threads, 1)
     gemm_ws(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
             const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmArgs g) {
     __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
-    uint8_t* stages = tma_smem_base<1024>();  // [Stages][A: BM x 64 | B: 256 x 64] bf16, 128B-swizzled
-    float* epi_boxes = (float*)(stages + Cfg::Stages * Cfg::StageBytes);  // [2 consumers][2][64][32] fp32
+    const StageRing ring = {tma_smem_base<1024>(), full, empty};
+    float* epi_boxes =
+        (float*)(ring.stages + Cfg::Stages * Cfg::StageBytes);  // [2 consumers][2][64][32] fp32
     const uint32_t rank = Cfg::ClusterSize > 1 ? cluster_ctarank() : 0;
-    const uint32_t units = g.ctiles_m * g.ctiles_n * g.splits;
-    const uint32_t first = blockIdx.x / Cfg::ClusterSize,
-                   stride = gridDim.x / Cfg::ClusterSize;  // this cluster's units
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < Cfg::Stages; ++s) {
-            mbar_init(&full[s], 1);                                 // the producer's arrive.expect_tx
-            mbar_init(&empty[s], Cfg::Readers * Cfg::ClusterSize);  // each reader warpgroup of each CTA
-        }
-        mbar_fence_init();
-    }
-    // The inits are visible to the cluster before any CTA multicasts into,
-    // or arrives on, a peer's barriers.
-    if (Cfg::ClusterSize > 1)
-        cluster_sync();
-    else
-        __syncthreads();
-    Loader<Cfg> loader = {&a_map, &b_map, stages, full, empty, &g, rank, 0, stride, units, 0, 0, {}};
-    loader.start(first);
+    const RasterSchedule<Cfg> sched = {&g, rank, blockIdx.x / Cfg::ClusterSize, gridDim.x / Cfg::ClusterSize,
+                                       g.ctiles_m * g.ctiles_n * g.splits};  // this cluster's units
+    KernelMaps maps = {&a_map, &b_map, &c_map, &g};
+    ring_init<Cfg>(ring);
+    Loader<Cfg, RasterSchedule<Cfg>, KernelMaps> loader = {maps, ring, &sched, rank};
+    loader.start(sched.first);
     if (Cfg::ProducerWarpgroup && threadIdx.x < 128) {
         if constexpr (Cfg::Setmaxnreg) setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x < 32) {
@@ -62,7 +51,7 @@ __global__ void __launch_bounds__(Cfg::Threads, 1)
         }
     } else {
         if constexpr (Cfg::Setmaxnreg) setmaxnreg_inc<CONSUMER_REGS>();
-        consume<Cfg>(g, &c_map, loader, stages, epi_boxes, full, empty, first, stride, units, rank);
+        consume<Cfg>(sched, maps, loader, ring, epi_boxes);
     }
     // No CTA leaves while a peer may still arrive on its barriers: every
     // multicast into this CTA has landed (its consumers waited for each full
