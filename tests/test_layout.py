@@ -22,7 +22,8 @@ COMMON = sorted(p for p in (REPO / "common").rglob("*") if p.is_file() and p.suf
 HARNESS = [p for p in COMMON if p.parent == REPO / "common"]
 STEP_HEADERS = sorted(p for d in STEP_DIRS for p in (REPO / d).iterdir() if p.suffix in (".cuh", ".h"))
 STEP_SOURCES = sorted(p for d in STEP_DIRS for p in (REPO / d).glob("*.cu"))
-C_FILES = COMMON + STEP_HEADERS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*")) + sorted(
+STEP_PARTS = sorted(p for d in STEP_DIRS for p in (REPO / d).glob("parts/*.cuh"))  # a program cut into parts
+C_FILES = COMMON + STEP_HEADERS + STEP_PARTS + STEP_SOURCES + sorted((REPO / "tests").glob("*.c*")) + sorted(
     (REPO / "results").rglob("*.cu"))
 
 
@@ -60,7 +61,7 @@ def test_every_wrapper_is_used(header):
     # A wrapper exists only if a step uses it: each function a step header
     # defines is called from a step program or from another header function
     # (or passed as a template argument: mbar_wait<mbar_try_wait>).
-    others = " ".join(code_of(p) for p in STEP_SOURCES + STEP_HEADERS if p != header)
+    others = " ".join(code_of(p) for p in STEP_SOURCES + STEP_PARTS + STEP_HEADERS if p != header)
     own = code_of(header)
     for fn in defined_functions(header):
         used = re.search(rf"\b{fn}\s*[<(>]", others) or len(re.findall(rf"\b{fn}\s*[<(>]", own)) > 1
@@ -68,7 +69,7 @@ def test_every_wrapper_is_used(header):
 
 
 def test_includes_name_their_path():
-    for p in STEP_SOURCES + STEP_HEADERS:
+    for p in STEP_SOURCES + STEP_PARTS + STEP_HEADERS:
         for inc in re.findall(r'#include\s+"([^"]+)"', p.read_text()):
             assert (REPO / inc).is_file(), f"{p.relative_to(REPO)}: #include \"{inc}\" is not a path from the root"
             assert inc.startswith(("common/", *[d + "/" for d in STEP_DIRS])), inc
@@ -76,8 +77,8 @@ def test_includes_name_their_path():
 
 def test_later_steps_include_earlier_headers_only():
     # A step may include its own headers and those of earlier steps, never a later one's.
-    for p in STEP_SOURCES + STEP_HEADERS:
-        own = p.parent.name
+    for p in STEP_SOURCES + STEP_PARTS + STEP_HEADERS:
+        own = p.relative_to(REPO).parts[0]
         for inc in re.findall(r'#include\s+"(\d\d_\w+)/', p.read_text()):
             assert inc <= own, f"{p.relative_to(REPO)} includes {inc}, a later step"
 
