@@ -4,6 +4,7 @@
 #pragma once
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "03_tma_load/mbarrier.cuh"
+#include "03_tma_load/pipeline.cuh"
 #include "07_reduce_multicast/cluster.cuh"
 #include "09_gemm/parts/consume.cuh"
 #include "09_gemm/parts/loader.cuh"

@@ -61,18 +61,17 @@ struct Loader {
         if (unit < sched->units) enter();
     }
 
-    // Unit `unit` begins: its tile, its first k-block, its maps (a switch
-    // whose wait gave up ends the loads).
-    __device__ __forceinline__ void enter() {
-        w = sched->work(unit), kb = w.kb_begin;
-        if constexpr (Maps::Switches)
-            if (!maps.load_switch(w, pos, ring.full)) unit = sched->units;
-    }
+    // Unit `unit` begins: its tile, its first k-block.
+    __device__ __forceinline__ void enter() { w = sched->work(unit), kb = w.kb_begin; }
 
     // Load the next k-block into the next stage; false when there is none
-    // (or a bounded wait gave up: then nothing more is issued).
+    // (or a bounded wait gave up: then nothing more is issued). A unit's
+    // first k-block first gets its maps (a switch whose wait gave up ends the
+    // loads).
     __device__ __forceinline__ bool issue() {
         if (unit >= sched->units) return false;
+        if constexpr (Maps::Switches)
+            if (kb == w.kb_begin && !maps.load_switch(w, pos, ring.full)) return (unit = sched->units), false;
         const uint32_t s = pos % Cfg::Stages;
         if (pos >= Cfg::Stages) {  // round r > 0: wait until round r - 1's readers are done
             const uint32_t parity = (pos / Cfg::Stages - 1) & 1;
