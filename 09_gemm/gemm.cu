@@ -6,7 +6,9 @@
 // 5 persistent (+ a TMA-store epilogue), the ablation, 6 split-K, 7 cuBLAS.
 // New since step 08: 09_gemm/wgmma.cuh (wgmma and its shared-memory matrix
 // descriptor), 09_gemm/reference.cuh (the plain GEMM every part is checked
-// against). The Makefile and tools/sanitize.sh read these lines (below):
+// against). This file: the problems and the parts in order; the pieces, in
+// 09_gemm/parts/, which step 10 reuses (its loader, consumers, epilogues).
+// The Makefile and tools/sanitize.sh read these lines (below):
 // link: -lcublas -lcublasLt
 // sanitize: --kernel-name kns=gemm_ws --kernel-name kns=wgmma_sync --kernel-name kns=reference_gemm
 // sanitize-tools: memcheck synccheck
@@ -16,22 +18,26 @@
 #include "09_gemm/parts/wgmma_sync.cuh"
 #include "09_gemm/parts/kernel.cuh"
 
-// The parts, in order. 1 wgmma_sync: TMA + wgmma, one buffer, nothing
-// overlaps. 2 ring, ring_setmaxnreg: a producer warpgroup, two consumer
-// warpgroups, a full/empty mbarrier ring. 3 cooperative, pingpong
-// (persistent: two warpgroups on one tile, or on alternating tiles). 4
-// multicast_2x1, multicast_1x2: clusters of 2 sharing B or A by TMA
-// multicast. 5 persistent (+ a banded tile order), persistent_tma_store (the
-// epilogue through shared memory and the TMA); the ablation: the best kernel
-// with one mechanism off at a time. 6 split-K on a K-heavy problem, its
-// pieces added by TMA store-reduce, red.global.add.v4.f32 or coalesced
-// atomicAdd. 7 cuBLAS at its best (cublasLt's fastest heuristic candidate:
-// the reference of every PERF line, timed interleaved with each part) and
-// cublas_gemmex (the plain call). Each is also checked on an edge problem
-// whose sizes are no multiple of a tile (a K tail from the TMA's zero fill,
-// an odd K with a NaN-padded row, a cluster's padding CTA, clipped stores).
-// The check: inputs are small nonzero integers, so every product and every
-// fp32 sum is exact (|sum| <= 16 K <= 2^24) in any order: every method's
+// The parts, in order (the pieces in 09_gemm/parts/). 1 wgmma_sync
+// (wgmma_sync.cuh): TMA + wgmma, one buffer, nothing overlaps. 2-6: one
+// kernel, gemm_ws (kernel.cuh), its mechanisms as knobs (config.cuh), the
+// ring's producer (loader.cuh) and consumers (consume.cuh) over a schedule of
+// units (schedule.cuh), C written by an epilogue (epilogue.cuh); the harness
+// in problem.cuh and cublas.cuh. 2 ring, ring_setmaxnreg: a producer
+// warpgroup, two consumer warpgroups, a full/empty mbarrier ring. 3
+// cooperative, pingpong (persistent: two warpgroups on one tile, or on
+// alternating tiles). 4 multicast_2x1, multicast_1x2: clusters of 2 sharing B
+// or A by TMA multicast. 5 persistent (+ a banded tile order),
+// persistent_tma_store (the epilogue through shared memory and the TMA); the
+// ablation: the best kernel with one mechanism off at a time. 6 split-K on a
+// K-heavy problem, its pieces added by TMA store-reduce, red.global.add.v4.f32
+// or coalesced atomicAdd. 7 cuBLAS at its best (cublasLt's fastest heuristic
+// candidate: the reference of every PERF line, timed interleaved with each
+// part) and cublas_gemmex (the plain call). Each is also checked on an edge
+// problem whose sizes are no multiple of a tile (a K tail from the TMA's zero
+// fill, an odd K with a NaN-padded row, a cluster's padding CTA, clipped
+// stores). The check: inputs are small nonzero integers, so every product and
+// every fp32 sum is exact (|sum| <= 16 K <= 2^24) in any order: every method's
 // output must equal a plain GPU GEMM's bit for bit, and that one is checked
 // against the CPU on a sample of rows.
 // make sanitize-09 checks this program's own kernels (not cuBLAS's, which we

@@ -19,6 +19,13 @@
 #include "10_grouped_gemm/parts/cublas.cuh"
 #include "10_grouped_gemm/parts/graphs.cuh"
 
+// The pieces, in 10_grouped_gemm/parts/: the batches and their data
+// (batch.cuh), which tile of which expert a unit is (schedule.cuh), where an
+// expert's maps come from, four ways (maps.cuh), the grouped kernel, 09's
+// pipeline over both (kernel.cuh), the harness (problem.cuh), the cuBLAS
+// baselines (cublas.cuh), the graphs (graphs.cuh). This file: what bounds a
+// grouped GEMM, the parts in order (part_problem), the command line.
+
 // What bounds a grouped GEMM of batch 0, measured here: the MMAs' rows (64
 // per warpgroup: an expert's rows rounded up to 64) at our dense kernel's
 // rate, and the weights: each expert's B_g (N x K) read from memory at least
