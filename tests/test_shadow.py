@@ -10,7 +10,8 @@ wrappers' protocol lists, and the runs recorded on the H200.
   parity, arrivals, bytes, group coverage, fence debts, map fields and
   versions, happens-before), shadow-hb-*.diff the machinery that orders
   threads, and each makes this file fail.
-- A report names its rule by the rule's own number (rules.h's order).
+- A report names its rule by the rule's own number (rules.h's order), and
+  the sweep's judge takes a run's FIRST report.
 - The normal build's SASS and register counts equal those of the same
   sources with every shadow line deleted (line numbers kept): the hooks
   compile to nothing.
@@ -89,6 +90,28 @@ def test_the_state_keeps_shared_offsets_through_core():
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if "__cvta_generic_to_shared" in line and not line.lstrip().startswith("//"):
                 assert "sh_smem_offset(" in line, f"{path.relative_to(REPO)}:{n}: a shared offset not from sh_smem_offset"
+
+
+# ---- the judge of a planted mistake's shadow run ---------------------------------------
+def test_the_judge_takes_the_first_report():
+    # A mistake is caught when its run fails and its FIRST report names its rule: a later report (another part
+    # of the program, a consequence of the first) proves nothing about the rule the diff says it breaks.
+    def out(*rules):
+        return "".join(f"check  part{i} ............ FAIL  (0 of 9 wrong)\n"
+                       f"       shadow: {r} name: text; block (0,0,0) thread 0, kernel (k.cu:1)\n"
+                       for i, r in enumerate(rules))
+    assert bugs.judge_shadow("S2", 1, out("S2"))[0]
+    assert bugs.judge_shadow("P1 S2", 1, out("S2", "P1"))[0]  # any of the diff's rules, if it comes first
+    assert not bugs.judge_shadow("S2", 1, out("P1", "S2"))[0]  # S2 only in a later report
+    assert not bugs.judge_shadow("S2", 1, out("P1"))[0]
+    assert not bugs.judge_shadow("S2", 0, out("S2"))[0]  # a run that passed caught nothing
+    assert not bugs.judge_shadow("S2", 1, "check  part ... FAIL  (1 of 9 wrong)\n")[0]  # no report
+    caught, shown = bugs.judge_shadow("M1 --full", 1, out("M1"))
+    assert caught and "M1" in shown
+    hung = ("check  ring .... FAIL  (0 of 9 wrong)\n       hung: block (0,0,0) thread 0 gave up after 2.0 s waiting on "
+            "full (k.cu:3), parity 0\n       shadow: B4 arrivals: text; block (0,0,0) thread 0, kernel (k.cu:3)\n")
+    assert bugs.judge_shadow("B4", 1, hung)[0] and not bugs.judge_shadow("B3", 1, hung)[0]
+    assert bugs.shadow_verdict(1, out("P1", "S2")).startswith("caught by the shadow: P1 ")
 
 
 # ---- the normal build: the hooks compile to nothing ------------------------------
