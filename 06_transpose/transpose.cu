@@ -9,8 +9,7 @@
 // cublas_sgeam. Each also runs on an edge matrix whose sizes are no multiple
 // of any box (checked, not timed).
 // New since step 05: 06_transpose/named_barrier.cuh (bar.sync for some warps).
-// Part 7 links cuBLAS from the CUDA toolkit; the Makefile reads this line:
-// link: -lcublas
+// Part 7 links cuBLAS from the CUDA toolkit (06_transpose/check.py: build).
 // SASS: make sass-06. Counters: make profile-06. Lesson: 06_transpose/README.md.
 //
 // Run: make run-06 [ARGS="--rows 4099 --cols 3001"], make check-06.

@@ -6,6 +6,8 @@
 - A step file opens with a short header naming the headers it adds, and its
   main() reads as a table of contents (under 40 lines), without the closures
   and dispatch tables the tutorial once had.
+- Build facts (what a step links, what its sanitizers watch) are data in its
+  check.py, read only through tools/contract.py: no program carries them.
 - The tree is formatted with .clang-format.
 """
 
@@ -102,6 +104,42 @@ def test_lesson_names_the_step_headers(step_dir):
     lesson = (REPO / step_dir / "README.md").read_text()
     for h in sorted(p.name for p in (REPO / step_dir).iterdir() if p.suffix in (".cuh", ".h")):
         assert f"{step_dir}/{h}" in lesson, f"{step_dir}/README.md does not name {h}, which this step adds"
+
+
+# The header lines tools once parsed out of programs: now each step's check.py holds them (`build`).
+MAGIC_LINE = re.compile(r"^// (link|sanitize|sanitize-tools): ", re.M)
+
+
+def test_build_facts_are_data_read_once():
+    # Every step's and twin's facts load through contract.build_facts, and no program states them again
+    # (an experiment's `// link:` line is read through contract.py too: it is no step).
+    from contract import build_facts, twin_dirs
+    for d in STEP_DIRS + twin_dirs():
+        build_facts(d)
+    programs = STEP_SOURCES + sorted(p for d in twin_dirs() for p in (REPO / d).glob("*.cu"))
+    carrying = [str(p.relative_to(REPO)) for p in programs if MAGIC_LINE.search(p.read_text())]
+    assert not carrying, f"build facts belong in the step's check.py (build = {{...}}), not in {carrying}"
+    for tool in ("Makefile", "tools/sanitize.sh", "tools/bench.py"):
+        assert not re.search(r"// (link|sanitize)", (REPO / tool).read_text().replace('"// link: ..."', "")), \
+            f"{tool} parses a program's header lines: ask tools/contract.py"
+
+
+@pytest.mark.parametrize("build,rule", [
+    ({"link": "cublas"}, "-l<library>"), ({"links": "-lcublas"}, "must be a dict of"),
+    ({"sanitize_tools": ["memcheck", "initcheck"]}, "must name some of"), ({"sanitize_tools": []}, "must name some of"),
+    ({"sanitize_kernels": "gemm_ws"}, "list of names"), ("-lcublas", "must be a dict of")])
+def test_build_facts_refuse_what_is_not_one(tmp_path, monkeypatch, build, rule):
+    # A wrong build fact is refused with the rule it breaks, not passed on to nvcc or compute-sanitizer.
+    import contract
+    (tmp_path / "99_step").mkdir()
+    (tmp_path / "99_step" / "check.py").write_text(f"build = {build!r}\n")
+    monkeypatch.setattr(contract, "REPO", tmp_path)
+    with pytest.raises(ValueError, match=re.escape(rule)):
+        contract.build_facts("99_step")
+    (tmp_path / "99_step" / "check.py").write_text("build = {'link': '-lcublas -lcublasLt'}\n")
+    assert contract.build_facts("99_step") == {"link": "-lcublas -lcublasLt", "sanitize_kernels": [],
+                                               "sanitize_tools": ["memcheck", "racecheck", "synccheck"]}
+    assert contract.main(["link", "99_step"]) == 0 and contract.main(["sanitize-args", "99_step", "x"]) == 2
 
 
 def clang_format():
