@@ -2,6 +2,7 @@
 #pragma once
 #include "02_cp_async/cp_async.cuh"
 #include "02_cp_async/parts/problem.cuh"
+
 // ---- Part 2: groups, consumed oldest first --------------------------------
 // Each tile is copied as VEC = 4 groups (group g = row g of the tile, one
 // 16-byte copy per thread). Then row g is consumed after

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "02_cp_async/parts/problem.cuh"
+
 // ---- Part 4: pipelines, a copy and real arithmetic --------------------------
 // Polynomial coefficients: c[k] = (-1)^k / (k + 2). Inputs lie in [-1, 1), so
 // every intermediate stays small and finite.

@@ -2,6 +2,7 @@
 #pragma once
 #include "01_memcpy_baseline/occupancy.cuh"
 #include "02_cp_async/cp_async.cuh"
+
 #define THREADS 256            // threads per block, every kernel
 #define VEC 4                  // float4 per thread per tile
 #define TILE4 (VEC * THREADS)  // float4 per tile: 1024 = 16 KiB

@@ -2,6 +2,7 @@
 #pragma once
 #include "02_cp_async/cp_async.cuh"
 #include "02_cp_async/parts/problem.cuh"
+
 // ---- Part 1: step 01's staged copy, five ways to fill the tile ------------
 // Each thread fills VEC float4 of the tile, then (after the barrier) copies
 // its partner's (t ^ 32, another warp's) elements to global memory, so data

@@ -2,6 +2,7 @@
 #pragma once
 #include "02_cp_async/cp_async.cuh"
 #include "02_cp_async/parts/problem.cuh"
+
 // ---- Part 3: the tail of an array of n floats ------------------------------
 // Chunk c covers floats [4c, 4c + 4). Whole chunks: a normal 16-byte copy.
 // The chunk that straddles n: the src-size form reads only the 4 * (n - 4c)

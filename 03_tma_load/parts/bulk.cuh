@@ -3,6 +3,7 @@
 #include "03_tma_load/mbarrier.cuh"
 #include "03_tma_load/tma_load.cuh"
 #include "03_tma_load/parts/problem.cuh"
+
 // ---- Part 4: 1D bulk copy ---------------------------------------------------
 // No tensor map: a source address and a byte count (both multiples of 16).
 __global__ void __launch_bounds__(THREADS)

@@ -5,6 +5,7 @@
 #include "03_tma_load/tma_load.cuh"
 #include "03_tma_load/parts/problem.cuh"
 #include "03_tma_load/parts/tiling.cuh"  // load_box
+
 // ---- Parts 3 and 5: one box, anywhere, with any traversal stride -------------
 // `bytes` is what the box delivers (tensor_box_bytes on the host): the full
 // box, out-of-bounds part included, with ceil(box / stride) rows.

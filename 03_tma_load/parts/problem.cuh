@@ -2,6 +2,7 @@
 // that lets the host check every loaded word.
 #pragma once
 #include "common/tutorial.cuh"
+
 #define THREADS 256
 #define MAX_BOX_BYTES (128 << 10)  // the largest box part 1 accepts (shared memory)
 

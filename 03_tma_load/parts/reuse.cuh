@@ -4,6 +4,7 @@
 #include "03_tma_load/tensor_map.h"
 #include "03_tma_load/tma_load.cuh"
 #include "03_tma_load/parts/problem.cuh"
+
 // ---- Part 2: reuse ---------------------------------------------------------
 // One CTA loads `tiles` boxes in sequence (CTA b: boxes b * tiles ...), all
 // through ONE buffer and ONE barrier: the k-th load completes the barrier's

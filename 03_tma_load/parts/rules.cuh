@@ -2,6 +2,7 @@
 #pragma once
 #include "03_tma_load/tensor_map.h"
 #include "03_tma_load/parts/problem.cuh"
+
 // ---- Part 6: the rules, against the driver's encoder ---------------------------
 // tensor_map_rule_broken() says which rule a spec breaks; the encoder only
 // says CUDA_ERROR_INVALID_VALUE. Here both judge the same specs, each one rule

@@ -6,6 +6,7 @@
 #include "03_tma_load/tensor_map.h"
 #include "03_tma_load/tma_load.cuh"
 #include "03_tma_load/parts/problem.cuh"
+
 // ---- Parts 7 and 8: a sum at memory speed ------------------------------------------
 // Block-wide reduction, then ONE atomic per block: thousands of warps adding
 // to one address would make the L2's atomic unit the bottleneck.

@@ -4,6 +4,7 @@
 #include "03_tma_load/tensor_map.h"
 #include "03_tma_load/tma_load.cuh"
 #include "03_tma_load/parts/problem.cuh"
+
 // ---- Part 1: one box per CTA -----------------------------------------------
 // CTA b loads box (b / tiles_x, b % tiles_x) of the matrix and copies it out.
 // load_box (parts 1, 3 and 5) arms the barrier for exactly the bytes the box

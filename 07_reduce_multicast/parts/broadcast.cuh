@@ -7,6 +7,7 @@
 #include "03_tma_load/tma_load.cuh"
 #include "07_reduce_multicast/cluster.cuh"
 #include "07_reduce_multicast/parts/problem.cuh"
+
 // ===========================================================================
 // Part B: clusters
 // ===========================================================================

@@ -4,6 +4,7 @@
 #include "03_tma_load/tma_load.cuh"
 #include "07_reduce_multicast/cluster.cuh"
 #include "07_reduce_multicast/parts/problem.cuh"
+
 // ---- Part 5: distributed shared memory -------------------------------------
 // __cluster_dims__ fixes the cluster size at compile time (a plain <<<>>>
 // launch then makes clusters of 4): the alternative to the launch attribute.

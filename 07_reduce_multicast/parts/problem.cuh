@@ -2,6 +2,7 @@
 // the contributor and the position, so that a missing or misplaced one changes a sum).
 #pragma once
 #include "common/tutorial.cuh"
+
 // ===========================================================================
 // Part A: store-reduce
 // ===========================================================================

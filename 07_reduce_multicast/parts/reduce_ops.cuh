@@ -4,6 +4,7 @@
 #include "03_tma_load/tma_load.cuh"
 #include "07_reduce_multicast/tma_reduce.cuh"
 #include "07_reduce_multicast/parts/problem.cuh"
+
 // ---- Parts 1 and 2: every op, exactly, on u32 ------------------------------
 // What contributor k reduces into element i with `op`, chosen so that every
 // contributor shows in the result: add and xor get hashes; min and max

@@ -7,6 +7,7 @@
 #include "03_tma_load/tma_load.cuh"
 #include "07_reduce_multicast/tma_reduce.cuh"
 #include "07_reduce_multicast/parts/problem.cuh"
+
 // ---- Part 3: split-K, f32 ----------------------------------------------------
 // The output is rows x cols f32 in 64 x 64 tiles; each tile gets `k_per_tile`
 // partial tiles, one per contributor, as the K slices of a split-K GEMM
