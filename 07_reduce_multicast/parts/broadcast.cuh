@@ -140,8 +140,26 @@ typedef struct {
     cudaStream_t s;
 } Broadcast;
 
+// B's words are even (a seeded word, shifted up one bit): every checksum
+// sum((2c + 1) * B[row][c]) is then even, and never the poison word, which is
+// odd, so a sum the consumers never wrote cannot pass for one they did.
+static_assert(POISON_WORD % 2 == 1, "an even checksum must never be the poison word");
 static uint32_t b_word(uint32_t seed, size_t i) {
-    return seeded_word(seed ^ 0xB0Bu, i);
+    return seeded_word(seed ^ 0xB0Bu, i) << 1;
+}
+
+// B itself, each row's checksum as the consumers compute it, and what a
+// correct run writes: for every CTA, every row's checksum (b->tiles set).
+static void broadcast_reference(Broadcast* b, uint32_t* host_b) {
+    for (size_t r = 0; r < (size_t)b->tiles * BT_ROWS; ++r) {
+        uint32_t sum = 0;
+        for (uint32_t c = 0; c < BT_COLS; ++c) {
+            host_b[r * BT_COLS + c] = b_word(b->seed, r * BT_COLS + c);
+            sum += host_b[r * BT_COLS + c] * (2 * c + 1);
+        }
+        b->row_sum[r] = sum;
+    }
+    for (size_t i = 0; i < b->nsums; ++i) b->want[i] = b->row_sum[i % ((size_t)b->tiles * BT_ROWS)];
 }
 
 // A launch of the broadcast kernel in clusters of `cluster` CTAs (1: no
@@ -201,6 +219,15 @@ static size_t check_broadcast(const char* name, const Broadcast* b) {
     return wrong;
 }
 
+// One variant: the sums poisoned (a variant that writes nothing cannot pass
+// on the one before it), one checked launch, then the timed ones. Bytes per
+// run: what the CTAs receive, ctas x B.
+static void broadcast_part(const Broadcast* b, const BroadcastVariant* v, const Cli* cli) {
+    poison_device(b->sums, b->nsums * 4, b->s);
+    CHECK_THEN_TIME(v->name, cli, b->s, (double)b->tiles * BT_BYTES * b->ctas, check_broadcast(v->name, b),
+                    launch_broadcast(b, v));
+}
+
 // The cluster sizes this GPU can run with this kernel's shape, one GPU line:
 // the largest it supports, and how many clusters of each size fit at once.
 static void report_clusters(const Broadcast* b) {
@@ -226,7 +253,7 @@ static void report_clusters(const Broadcast* b) {
 }
 
 // Part 4: B's rows, their checksums, one map per slice height, then every
-// variant checked and timed. Bytes per run: what the CTAs receive, ctas x B.
+// variant checked and timed.
 static void part_broadcast(uint32_t tiles, uint32_t ctas, uint32_t seed, const Cli* cli, cudaStream_t s) {
     Broadcast b;
     memset(&b, 0, sizeof b);
@@ -238,15 +265,7 @@ static void part_broadcast(uint32_t tiles, uint32_t ctas, uint32_t seed, const C
     uint32_t* host_b = (uint32_t*)xmalloc(words * 4, "the broadcast matrix");
     b.row_sum = (uint32_t*)xmalloc((size_t)tiles * BT_ROWS * 4, "the row checksums");
     b.want = (uint32_t*)xmalloc(b.nsums * 4, "the broadcast reference");
-    for (size_t r = 0; r < (size_t)tiles * BT_ROWS; ++r) {
-        uint32_t sum = 0;
-        for (uint32_t c = 0; c < BT_COLS; ++c) {
-            host_b[r * BT_COLS + c] = b_word(seed, r * BT_COLS + c);
-            sum += host_b[r * BT_COLS + c] * (2 * c + 1);
-        }
-        b.row_sum[r] = sum;
-    }
-    for (size_t i = 0; i < b.nsums; ++i) b.want[i] = b.row_sum[i % ((size_t)tiles * BT_ROWS)];
+    broadcast_reference(&b, host_b);
     CUDA_CHECK(cudaMemcpyAsync(b.b, host_b, words * 4, cudaMemcpyHostToDevice, s));
     for (uint32_t S = 1; S <= MAX_CLUSTER; S *= 2) {
         const TensorMapSpec spec =
@@ -261,12 +280,7 @@ static void part_broadcast(uint32_t tiles, uint32_t ctas, uint32_t seed, const C
     CUDA_CHECK(cudaFuncSetAttribute((const void*)broadcast<true>,
                                     cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     report_clusters(&b);
-    for (int v = 0; v < NUM_BROADCAST; ++v) {
-        const BroadcastVariant* bv = &kBroadcast[v];
-        poison_device(b.sums, b.nsums * 4, s);
-        CHECK_THEN_TIME(bv->name, cli, s, 4.0 * words * ctas, check_broadcast(bv->name, &b),
-                        launch_broadcast(&b, bv));
-    }
+    for (int v = 0; v < NUM_BROADCAST; ++v) broadcast_part(&b, &kBroadcast[v], cli);
     free(host_b);
     free(b.row_sum);
     free(b.want);

@@ -20,7 +20,7 @@
 #define DS_CTAS 64
 
 static __host__ __device__ __forceinline__ uint32_t dsmem_word(uint32_t seed, uint32_t cta, uint32_t i) {
-    return partial_word(seed ^ 0x5EEDu, cta, i) & 0x7FFFFFFFu;  // never the poison word
+    return partial_word(seed ^ 0x5EEDu, cta, i) & SEEDED_MASK;  // never the poison word (common/tutorial.cuh)
 }
 
 __global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
@@ -51,15 +51,20 @@ __global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
 }
 
 // ---- Part 5 (host): the ring through distributed shared memory --------------
+// What each CTA must hold: the words of the previous rank of its cluster.
+static void dsmem_reference(uint32_t* want, uint32_t seed) {
+    for (uint32_t cta = 0; cta < DS_CTAS; ++cta) {
+        const uint32_t rank = cta % DS_CLUSTER, from = cta - rank + (rank + DS_CLUSTER - 1) % DS_CLUSTER;
+        for (uint32_t i = 0; i < DS_WORDS; ++i) want[(size_t)cta * DS_WORDS + i] = dsmem_word(seed, from, i);
+    }
+}
+
 static void part_dsmem(uint32_t seed, cudaStream_t s) {
     const size_t n = (size_t)DS_CTAS * DS_WORDS;
     uint32_t* out = NULL;
     CUDA_CHECK(cudaMalloc(&out, n * 4));
     uint32_t* want = (uint32_t*)xmalloc(n * 4, "the dsmem reference");
-    for (uint32_t cta = 0; cta < DS_CTAS; ++cta) {
-        const uint32_t rank = cta % DS_CLUSTER, from = cta - rank + (rank + DS_CLUSTER - 1) % DS_CLUSTER;
-        for (uint32_t i = 0; i < DS_WORDS; ++i) want[(size_t)cta * DS_WORDS + i] = dsmem_word(seed, from, i);
-    }
+    dsmem_reference(want, seed);
     poison_device(out, n * 4, s);
     dsmem_ring<<<DS_CTAS, RT_THREADS, 0, s>>>(out, seed);  // clusters of DS_CLUSTER: __cluster_dims__
     CHECK_LAUNCH();

@@ -127,6 +127,16 @@ static const OpsBulkKernel kOpsBulk[NUM_REDUCE_OPS] = {
     reduce_ops_bulk<RED_ADD>, reduce_ops_bulk<RED_MIN>, reduce_ops_bulk<RED_MAX>, reduce_ops_bulk<RED_INC>,
     reduce_ops_bulk<RED_DEC>, reduce_ops_bulk<RED_AND>, reduce_ops_bulk<RED_OR>,  reduce_ops_bulk<RED_XOR>};
 
+// What the output must hold after every contributor reduced into it with `op`
+// (init: what it holds before), element by element, in contributor order:
+// the ops are exact, and the order does not change the result.
+static void reduce_ops_reference(ReduceOp op, uint32_t seed, uint32_t* init, uint32_t* want, size_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+        init[i] = want[i] = op_init(op, seed, i);
+        for (uint32_t k = 0; k < OPS_K; ++k) want[i] = apply_op(op, want[i], op_source(op, seed, k, i));
+    }
+}
+
 // Parts 1 and 2: every op in both forms on a 256 x 256 u32 output, OPS_K
 // contributors per tile, each result compared word for word.
 static void part_reduce_ops(uint32_t seed, cudaStream_t s) {
@@ -144,11 +154,7 @@ static void part_reduce_ops(uint32_t seed, cudaStream_t s) {
             const ReduceOp op = (ReduceOp)o;
             char msg[256], name[32];
             if (reduce_rule_broken(op, spec.dtype, msg, sizeof msg)) die_internal("%s", msg);
-            for (uint32_t i = 0; i < n; ++i) {
-                init[i] = want[i] = op_init(op, seed, i);
-                for (uint32_t k = 0; k < OPS_K; ++k)
-                    want[i] = apply_op(op, want[i], op_source(op, seed, k, i));
-            }
+            reduce_ops_reference(op, seed, init, want, n);
             CUDA_CHECK(cudaMemcpyAsync(out, init, n * 4, cudaMemcpyHostToDevice, s));
             snprintf(name, sizeof name, "%s_%s_u32", form ? "bulk" : "tensor", kReduceOpName[op]);
             if (form)
