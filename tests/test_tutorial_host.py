@@ -166,10 +166,14 @@ def test_transpose_host_checks(tmp_path):
 
 def test_descriptor_update_host_checks(tmp_path):
     # 08_descriptor_update's group layout: 16-byte aligned starts and strides, no overlap, every box in
-    # exactly one item, at the defaults, at --quick, small odd shapes and the array case; and each part
+    # exactly one item, at the defaults, at --quick, small odd shapes and the array case; each part
     # (COPY_PART) poisons the destination pool first: a part that leaves a group out fails, exactly that
-    # group's words never written, after a part that copied it.
+    # group's words never written, after a part that copied it; cross_cta's part, run whole, the same;
+    # a field probe's check finds one wrong word and an edit never made, and refuses a probe that could
+    # not fail (its host box the template's).
     oks, p = unit_cases("tests/unit_host_checks_08.cu", tmp_path)
     assert {"grouped_aligned", "grouped_apart", "grouped_items_cover_every_box_once", "quick_apart",
             "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape", "right_part_passes",
-            "next_part_repoisoned", "left_out_group_counted"} <= oks, p.stdout
+            "next_part_repoisoned", "left_out_group_counted", "cross_cta_right_passes", "cross_cta_repoisoned",
+            "field_right_passes", "field_one_word_found", "field_not_edited_found",
+            "field_that_cannot_fail_refused"} <= oks, p.stdout

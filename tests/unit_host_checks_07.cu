@@ -15,7 +15,7 @@
 // - the dsmem ring: its words under SEEDED_MASK (never the poison word), and
 //   the reference taking the previous rank's words, never a CTA's own.
 // Built and run by tests/test_tutorial_host.py::test_reduce_host_checks.
-#define UNIT_FAKE_LAUNCHES  // the broadcast's cluster launch runs nothing: unit_on_poison does its work
+#define UNIT_FAKE_PARTS  // the broadcast's cluster launch runs nothing: unit_on_poison does its work
 #include "tests/unit_fake_device.h"  // before the program: its poisons and readbacks act on host memory
 #define main reduce_main             // the program's main, renamed: this file's main runs the cases
 #include "07_reduce_multicast/reduce_multicast.cu"

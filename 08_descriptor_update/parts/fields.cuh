@@ -196,6 +196,19 @@ static void make_probe(int f, const float* base, TensorMapSpec* spec, Probe* p) 
     p->bytes = tensor_box_bytes(spec);
 }
 
+// One probe's check: the box through the device-edited map (the first half
+// of `got`) against the box through the host's map (its second half). The
+// template's box at the same place (`tbox`) must differ from the host's, or
+// the check could not fail.
+static void check_field(const char* name, const uint32_t* got, const uint32_t* tbox) {
+    uint32_t want[PROBE_WORDS];
+    memcpy(want, got + PROBE_WORDS, sizeof want);
+    if (!memcmp(want, tbox, sizeof want))
+        die_internal("%s: the host's map loads the same box as the template: this check could not fail",
+                     name);
+    check_words(name, got, want, PROBE_WORDS);
+}
+
 // Part 1: for each field, the box through the device-edited map against the
 // box through the host's map; and the template's box at the same place,
 // which must differ (or the check could not fail).
@@ -214,7 +227,7 @@ static void part_fields(cudaStream_t s) {
     const TensorMapSpec tspec = template_spec(base);
     const CUtensorMap tmpl = make_tensor_map(&tspec, "the field template");
     const size_t smem = tma_smem_bytes(2 * PROBE_WORDS * 4, 1024);
-    uint32_t want[PROBE_WORDS], tbox[PROBE_WORDS];
+    uint32_t tbox[PROBE_WORDS];
     for (int f = F_ADDRESS; f < NUM_FIELDS; ++f) {
         TensorMapSpec spec;
         Probe p;
@@ -229,12 +242,7 @@ static void part_fields(cudaStream_t s) {
         memcpy(tbox, read_back(out, PROBE_WORDS, s), sizeof tbox);
         field_probe<<<1, 32, smem, s>>>(tmpl, host_map, p, slot, out);
         CHECK_LAUNCH();
-        const uint32_t* got = read_back(out, 2 * PROBE_WORDS, s);
-        memcpy(want, got + PROBE_WORDS, sizeof want);
-        if (!memcmp(want, tbox, sizeof want))
-            die_internal("%s: the host's map loads the same box as the template: this check could not fail",
-                         kFieldName[f]);
-        check_words(kFieldName[f], got, want, PROBE_WORDS);
+        check_field(kFieldName[f], read_back(out, 2 * PROBE_WORDS, s), tbox);
     }
     free(fill);
     CUDA_CHECK(cudaFree(base));
