@@ -109,9 +109,13 @@ else ifeq ($(FLAGS_CHANGED),yes)
 $(shell mkdir -p $(BUILD) && echo '$(ALL_FLAGS)' > $(FLAGS_STAMP))
 endif
 
-# Libraries a step links, from its program's own "// link: ..." line (06
-# links cuBLAS), found at run time in the toolkit the program was built with.
-step_link = $(if $(shell sed -n 's|^// link: ||p' $(1)/*.cu),$(shell sed -n 's|^// link: ||p' $(1)/*.cu) -Xlinker -rpath=$(CUDA_HOME)/lib64)
+# Libraries a step links, from its check.py's build facts (06 links cuBLAS),
+# found at run time in the toolkit the program was built with. Asked of
+# tools/contract.py (their one reader) once per make run, at first use: every
+# linking step as one word, NN_topic=-lx|-ly.
+STEP_LINKS = $(eval STEP_LINKS := $(shell $(PYTHON) tools/contract.py links))$(STEP_LINKS)
+with_rpath = $(if $(1),$(1) -Xlinker -rpath=$(CUDA_HOME)/lib64)
+step_link = $(call with_rpath,$(subst |, ,$(patsubst $(1)=%,%,$(filter $(1)=%,$(STEP_LINKS)))))
 
 # Per-step targets, generated from the folder list: build-NN run-NN check-NN
 # sass-NN sanitize-NN profile-NN. A binary depends on its .cu, on every header
@@ -178,10 +182,11 @@ $(foreach d,$(TWIN_DIRS),$(eval $(call TWIN_RULES,$(patsubst %/twins,%,$(d)))))
 
 # The experiments behind the lessons (results/experiments/*.cu, not steps):
 # each built into build/experiments/<name> with the steps' flags and headers,
-# its own "// link: ..." line, a dependency list and a log, like a step.
+# its own "// link: ..." line (read by tools/contract.py), a dependency list
+# and a log, like a step.
 EXP_SRCS := $(wildcard results/experiments/*.cu)
 EXP_BINS := $(patsubst results/experiments/%.cu,$(BUILD)/experiments/%,$(EXP_SRCS))
-file_link = $(if $(shell sed -n 's|^// link: ||p' $(1)),$(shell sed -n 's|^// link: ||p' $(1)) -Xlinker -rpath=$(CUDA_HOME)/lib64)
+file_link = $(call with_rpath,$(shell $(PYTHON) tools/contract.py link $(1)))
 .PHONY: experiments
 experiments: $(if $(BUNDLE),,$(EXP_BINS))
 	$(FULL_ONLY)

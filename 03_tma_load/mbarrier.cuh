@@ -18,7 +18,7 @@
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
 // the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
 // the kernel runs, and the planted mistake that breaks it, if there is one:
-//   1. One thread initializes each barrier with its arrival count        [B1]
+//   1. One thread initializes each barrier, once (inval before reuse)    [B1 B5]
 //   2. fence.mbarrier_init, then a barrier that publishes the init: a
 //      __syncthreads(), or barrier.cluster when other CTAs use it        [B1]
 //   3. Each phase gets its arrivals, all of them (arrive; arrive.expect_tx

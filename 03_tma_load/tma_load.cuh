@@ -22,7 +22,7 @@
 //      03_tma_load/bugs/2.diff
 //   3. It issues the load into shared memory that nothing asynchronous
 //      still reads                                                       [S2]
-//   4. Every reader waits for the barrier's phase before it reads        [B2]
+//   4. Every reader waits for the barrier's phase before it reads        [B2 A4]
 //      03_tma_load/bugs/1.diff
 //   5. The CTA does not end with a load in flight into it                [S3]
 #pragma once

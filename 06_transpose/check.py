@@ -124,3 +124,7 @@ lab = {
                  "tma_swizzle_batched": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"],
                  "tma_pipelined": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"]}},
 }
+
+# What the build needs beyond the flags every step shares (tools/contract.py, build_facts): cuBLAS, for the
+# cublas_sgeam baseline.
+build = {"link": "-lcublas"}

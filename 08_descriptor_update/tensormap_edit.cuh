@@ -27,7 +27,7 @@
 //   2. The edits reach the tensormap proxy through a release: copied from
 //      shared memory with tensormap.cp_fenceproxy, or, edited in place in
 //      global memory, fence.proxy.tensormap::generic.release by the
-//      editing thread                                                    [M2]
+//      editing thread, at .gpu scope for another CTA's use               [M2 X1]
 //      08_descriptor_update/bugs/2.diff
 //   3. Each thread that issues copies through the map acquires it first
 //      (fence.proxy.tensormap::generic.acquire; .sys for a map the host

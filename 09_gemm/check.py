@@ -213,3 +213,12 @@ lab = {
                                  "wgmma_sync"]},
         "build_log_absent": ["Potential Performance Loss", "injected .* by compiler"]},
 }
+
+# What the build and the sanitizers need beyond what every step shares (tools/contract.py, build_facts):
+# cuBLAS and cublasLt (the references); make sanitize-09 checks this program's kernels only, not cuBLAS's, with
+# memcheck and synccheck (racecheck stops with an internal error on the H100: the lesson says why).
+build = {
+    "link": "-lcublas -lcublasLt",
+    "sanitize_kernels": ["gemm_ws", "wgmma_sync", "reference_gemm"],
+    "sanitize_tools": ["memcheck", "synccheck"],
+}

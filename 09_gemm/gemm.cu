@@ -8,10 +8,7 @@
 // descriptor), 09_gemm/reference.cuh (the plain GEMM every part is checked
 // against). This file: the problems and the parts in order; the pieces, in
 // 09_gemm/parts/, which step 10 reuses (its loader, consumers, epilogues).
-// The Makefile and tools/sanitize.sh read these lines (below):
-// link: -lcublas -lcublasLt
-// sanitize: --kernel-name kns=gemm_ws --kernel-name kns=wgmma_sync --kernel-name kns=reference_gemm
-// sanitize-tools: memcheck synccheck
+// What it links and what its sanitizers watch: check.py's `build`.
 // Run: make run-09 [ARGS="--m 4096 --n 4096 --k 4096"], make check-09.
 #include "09_gemm/parts/problem.cuh"
 #include "09_gemm/parts/cublas.cuh"

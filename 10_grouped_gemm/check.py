@@ -154,3 +154,12 @@ lab = {
                                           "tensormap.cp_fenceproxy": 3,
                                           "fence.proxy.tensormap::generic.acquire.gpu": 3}}},
 }
+
+# What the build and the sanitizers need beyond what every step shares (tools/contract.py, build_facts):
+# cuBLAS (the references); make sanitize-10 checks this program's kernels only, not cuBLAS's, with memcheck and
+# synccheck (racecheck stops at the first grouped kernel with an internal error: the lesson says why).
+build = {
+    "link": "-lcublas",
+    "sanitize_kernels": ["grouped_gemm", "build_maps", "retarget_alone", "make_operand"],
+    "sanitize_tools": ["memcheck", "synccheck"],
+}

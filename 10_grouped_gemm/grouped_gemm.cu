@@ -8,11 +8,8 @@
 // by a device kernel, maps edited in shared memory when a tile crosses an
 // expert; 4 under CUDA graphs: captured on one batch, replayed on another.
 // New since step 09: no PTX; 09's pipeline (09_gemm/parts/) over experts, its
-// maps switched with 08's edits and fences. Makefile, tools/sanitize.sh read:
-// link: -lcublas
-// sanitize: --kernel-name kns=grouped_gemm --kernel-name kns=build_maps
-// sanitize: --kernel-name kns=retarget_alone --kernel-name kns=make_operand
-// sanitize-tools: memcheck synccheck
+// maps switched with 08's edits and fences. What it links and what its
+// sanitizers watch: check.py's `build`.
 // Run: make run-10 [ARGS="--experts 64 --rows 16384"], make check-10.
 #include "10_grouped_gemm/parts/problem.cuh"
 #include "10_grouped_gemm/parts/kernel.cuh"

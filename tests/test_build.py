@@ -6,7 +6,7 @@ import pathlib
 import re
 
 from conftest import REPO, STEP_DIRS, WARNING_RE, binary, run
-from contract import twin_dirs
+from contract import build_facts, twin_dirs
 
 import patches
 
@@ -124,13 +124,12 @@ def test_the_toolkit_is_found_from_cuda_home_or_nvcc():
 
 
 def test_sanitize_runs_the_three_tools_by_default():
-    # tools/sanitize.sh: memcheck, racecheck and synccheck unless a step's program names its own tools
-    # (09: `// sanitize-tools: ...`, and the lesson says why).
+    # tools/sanitize.sh runs the tools a step's build facts name (contract.build_facts): memcheck, racecheck
+    # and synccheck unless its check.py names its own (09 and 10, and their lessons say why).
     script = (REPO / "tools" / "sanitize.sh").read_text()
-    default = re.search(r"for tool in \$\{tools:-([^}]*)\}", script)
-    assert default and default[1].split() == ["memcheck", "racecheck", "synccheck"], default
-    named = [p for p in REPO.glob("0*_*/*.cu") if "// sanitize-tools:" in p.read_text()]
-    assert [p.parent.name for p in named] == ["09_gemm"], named
+    assert "tools/contract.py sanitize-tools" in script and "tools/contract.py sanitize-args" in script
+    named = [d for d in STEP_DIRS if build_facts(d)["sanitize_tools"] != ["memcheck", "racecheck", "synccheck"]]
+    assert named == ["09_gemm", "10_grouped_gemm"], named
 
 
 def test_check_nn_fails_when_the_step_fails_and_its_twins_pass(tmp_path):

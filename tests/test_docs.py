@@ -217,6 +217,68 @@ def test_paths_named_in_docs_exist(doc):
         assert target.exists(), f"{doc.relative_to(REPO)} names {name}, which does not exist"
 
 
+# Code is addressed by file and function, never by line: `02_cp_async/parts/pipelines.cuh: pipeline_tiles`
+# (a path from the repository root, then a name the file defines), so that a lesson stays true when code
+# moves within a file or into another part. Every markdown file is read; what a program printed (fenced
+# blocks, which quote a run or code, and the records a tool writes from runs: results/shadow_*.md,
+# results/mutation_*.md) may carry the file:line its reports name.
+MARKDOWN = sorted(REPO / n for n in TRACKED if n.endswith(".md"))
+RECORDED = re.compile(r"^results/(shadow|mutation)_[\w.-]+\.md$")
+CODE_REF = re.compile(r"`(?P<path>[\w./-]+\.(?:cu|cuh|h|c|py|sh)): (?P<name>[A-Za-z_]\w*)`")
+LINE_REF = re.compile(r"[\w./-]*\.(?:cu|cuh|h|c|py|sh):\d+\b|`:\d+`")
+
+
+def prose(text):
+    """The text outside fenced blocks."""
+    return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
+def defines(path, name):
+    """Whether the file defines `name`: a function or kernel (its body follows its parameters), a macro, a
+    struct, enum or typedef, a table; in Python a def, a class or a module-level name."""
+    text = path.read_text()
+    n = re.escape(name)
+    if path.suffix in (".py", ".sh"):
+        return bool(re.search(rf"^\s*(def|class) {n}\b|^{n}\s*=|^{n}\(\)", text, re.M))
+    code = re.sub(r"//[^\n]*", "", text)
+    return bool(re.search(rf"#define {n}\b", code)
+                or re.search(rf"\b(struct|enum|union|class)\s+{n}\b", code)
+                or re.search(rf"\}}\s*{n}\s*;", code)
+                or re.search(rf"\b{n}\s*(<[^;{{()]*>)?\s*\([^;{{]*\)\s*(const\s*)?\{{", code)
+                or re.search(rf"\b{n}(\[[^\]]*\])*\s*=[^=]", code))
+
+
+def code_references(text):
+    """(path, name) of every `path: name` reference outside fenced blocks."""
+    return [(m["path"], m["name"]) for m in CODE_REF.finditer(prose(text))]
+
+
+def line_references(text):
+    """Every file:line reference outside fenced blocks."""
+    return LINE_REF.findall(prose(text))
+
+
+@pytest.mark.parametrize("doc", MARKDOWN, ids=lambda p: str(p.relative_to(REPO)))
+def test_code_is_addressed_by_file_and_name_never_by_line(doc):
+    rel = str(doc.relative_to(REPO))
+    text = doc.read_text()
+    for path, name in code_references(text):
+        assert (REPO / path).is_file(), f"{rel} names `{path}: {name}`, and {path} does not exist (a path from the root)"
+        assert defines(REPO / path, name), f"{rel} names `{path}: {name}`, which {path} does not define"
+    if not RECORDED.match(rel):
+        assert not line_references(text), \
+            f"{rel} addresses code by line: {line_references(text)}; name the file and the function (`path: name`)"
+
+
+def test_code_reference_check_can_fail():
+    text = "see `03_tma_load/parts/sums.cuh: sum_ring` and `x.cu:12`\n```\nhung: ... (tma_load.cu:106)\n```\n"
+    assert code_references(text) == [("03_tma_load/parts/sums.cuh", "sum_ring")]
+    assert line_references(text) == ["x.cu:12"]  # the fenced run output is not a reference
+    header = REPO / "03_tma_load" / "mbarrier.cuh"
+    assert defines(header, "mbar_wait") and defines(header, "MBAR_WAIT") and not defines(header, "mbar_wiat")
+    assert defines(REPO / "tools" / "contract.py", "build_facts") and defines(REPO / "common" / "tutorial.cuh", "WaitReport")
+
+
 # A lesson's shape: a core path a learner finishes in about 13 minutes at most (2000 words at the
 # 150 a minute of results_table.py's reading time), then
 # "Going further" sections to skip and come back to, exercises, further

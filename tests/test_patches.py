@@ -65,3 +65,12 @@ def test_refresh_rewrites_the_header_where_the_hunk_now_is(tmp_path):
     assert text.startswith("what: a planted mistake\ncaught by:")
     assert "+++ b/step/parts/loader.cuh\n@@ -3,3 +3,3 @@\n int a = 1;\n-int b = 2;\n+int b = 3;\n" in text
     assert not patches.refresh(d, root)  # idempotent
+
+
+def test_a_code_hunk_never_moves_into_a_lesson_that_quotes_it(tmp_path):
+    # The lesson quotes the code; the code moved into a part: the part is the one match.
+    quoted = "int a = 1;\nint b = 2;\nint c = 4;\n"
+    root = tree(tmp_path, {"step/program.cu": "#include \"parts/p.cuh\"\n", "step/parts/p.cuh": quoted,
+                           "step/README.md": "```\n" + quoted + "```\n"})
+    assert patches.apply_text(DIFF, root) == ["step/parts/p.cuh"]
+    assert "int b = 2;" in (root / "step/README.md").read_text()

@@ -3,10 +3,15 @@ normal build's machine code unchanged by it, the shadow build itself, the
 wrappers' protocol lists, and the runs recorded on the H200.
 
 - Every rule of common/shadow/rules.h holds on a correct event sequence and
-  breaks on a wrong one (tests/unit_shadow.cu feeds common/shadow/core.h on
-  the CPU); tests/defects/shadow-rule-*.diff switch each rule off once, and
-  shadow-logic-*.diff break a rule's own bookkeeping (B2's parity, S1's
-  writers, M1's read waits).
+  breaks on a wrong one, the first rule a sequence breaks is the one named,
+  and every step's correct kernels, as event sequences, raise no alarm
+  (tests/unit_shadow.cu feeds common/shadow/core.h on the CPU);
+  tests/defects/shadow-rule-*.diff break each rule's own logic once (its
+  parity, arrivals, bytes, group coverage, fence debts, map fields and
+  versions, happens-before), shadow-hb-*.diff the machinery that orders
+  threads, and each makes this file fail.
+- A report names its rule by the rule's own number (rules.h's order), and
+  the sweep's judge takes a run's FIRST report.
 - The normal build's SASS and register counts equal those of the same
   sources with every shadow line deleted (line numbers kept): the hooks
   compile to nothing.
@@ -39,23 +44,74 @@ H200_RUNS = REPO / "results" / "runs" / "NVIDIA_H200"
 
 
 # ---- the rules, on the CPU --------------------------------------------------------
-def test_every_rule_holds_and_breaks(tmp_path):
-    p = run_unit("tests/unit_shadow.cu", tmp_path)
-    cases = re.findall(r"^case (\S+)\s+(\S+)", p.stdout, re.M)
+@pytest.fixture(scope="module")
+def unit(tmp_path_factory) -> str:
+    """tests/unit_shadow.cu's output (it fails by itself when a case gives another rule than it wants)."""
+    return run_unit("tests/unit_shadow.cu", tmp_path_factory.mktemp("unit_shadow")).stdout
+
+
+def test_every_rule_holds_and_breaks(unit):
+    cases = re.findall(r"^case (\S+)\s+(\S+)", unit, re.M)
     broken = {rule for _, rule in cases}
     missing = {rid for rid, _ in RULE_IDS} - broken
     assert not missing, f"no unit case breaks {sorted(missing)}: such a rule could stop failing unseen"
     assert sum(r == "none" for _, r in cases) >= 10, "too few cases that keep every rule"
+    # every step with an asynchronous protocol has its correct kernels among the cases, and they pass
+    steps = {name[:2] for name, rule in cases if re.match(r"\d\d_", name) and rule == "none"}
+    assert {"03", "04", "06", "07", "08", "09", "10"} <= steps, f"steps with no correct sequence: {steps}"
 
 
-def test_the_rule_table_is_what_the_reports_name():
+def test_the_rule_table_is_what_the_reports_name(unit):
     ids = [rid for rid, _ in RULE_IDS]
-    assert len(ids) == len(set(ids)) == 18, ids
-    code = (REPO / "common" / "shadow" / "core.h").read_text() + (REPO / "common" / "shadow" / "shadow.cuh").read_text()
+    assert len(ids) == len(set(ids)) >= 18, ids
+    code = (REPO / "common" / "shadow" / "core.h").read_text()
     for rid, name in RULE_IDS:
-        assert f"SH_{rid}" in code, f"rule {rid} is never reported"
+        assert re.search(rf"\bSH_{rid}\b", code.split("// ---- encodings")[1]), f"rule {rid} is never reported"
         line = f"       shadow: {rid} {name}: text; block (1,0,0) thread 3, kernel (file.cu:12)"
         assert bugs.SHADOW_LINE.match(line), line
+    # A report carries its rule's number; core.h names it: number n is rules.h's n-th rule, 0 and past the end
+    # none (a table shifted by one names the rule before the broken one).
+    table = [(int(n), rid, name) for n, rid, name in re.findall(r"^rule (\d+) (\S+) (\S+)$", unit, re.M)]
+    want = [(0, "?", "?")] + [(i + 1, rid, name) for i, (rid, name) in enumerate(RULE_IDS)] + \
+        [(len(RULE_IDS) + 1, "?", "?")]
+    assert table == want, f"the rules by number:\n{table}\nwant\n{want}"
+    report = re.search(r"^report (.*)$", unit, re.M)[1]
+    m = bugs.SHADOW_LINE.match("       " + report)
+    assert m and (m["rule"], m["name"], m["func"], m["where"]) == ("B2", "parity", "f", "file.cu:5"), report
+
+
+def test_the_state_keeps_shared_offsets_through_core():
+    # The state is kept by shared offset (core.h: sh_smem_offset, whose 24 bits the unit's cases hold past
+    # 64 KiB): a hook that converts an address itself (a mask of its own) is how a shared address got masked
+    # to 16 bits once. Every conversion in common/shadow goes through it.
+    for path in (REPO / "common" / "shadow").rglob("*"):
+        if path.suffix not in (".h", ".cuh", ".cu") or path.name == "core.h":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if "__cvta_generic_to_shared" in line and not line.lstrip().startswith("//"):
+                assert "sh_smem_offset(" in line, f"{path.relative_to(REPO)}:{n}: a shared offset not from sh_smem_offset"
+
+
+# ---- the judge of a planted mistake's shadow run ---------------------------------------
+def test_the_judge_takes_the_first_report():
+    # A mistake is caught when its run fails and its FIRST report names its rule: a later report (another part
+    # of the program, a consequence of the first) proves nothing about the rule the diff says it breaks.
+    def out(*rules):
+        return "".join(f"check  part{i} ............ FAIL  (0 of 9 wrong)\n"
+                       f"       shadow: {r} name: text; block (0,0,0) thread 0, kernel (k.cu:1)\n"
+                       for i, r in enumerate(rules))
+    assert bugs.judge_shadow("S2", 1, out("S2"))[0]
+    assert bugs.judge_shadow("P1 S2", 1, out("S2", "P1"))[0]  # any of the diff's rules, if it comes first
+    assert not bugs.judge_shadow("S2", 1, out("P1", "S2"))[0]  # S2 only in a later report
+    assert not bugs.judge_shadow("S2", 1, out("P1"))[0]
+    assert not bugs.judge_shadow("S2", 0, out("S2"))[0]  # a run that passed caught nothing
+    assert not bugs.judge_shadow("S2", 1, "check  part ... FAIL  (1 of 9 wrong)\n")[0]  # no report
+    caught, shown = bugs.judge_shadow("M1 --full", 1, out("M1"))
+    assert caught and "M1" in shown
+    hung = ("check  ring .... FAIL  (0 of 9 wrong)\n       hung: block (0,0,0) thread 0 gave up after 2.0 s waiting on "
+            "full (k.cu:3), parity 0\n       shadow: B4 arrivals: text; block (0,0,0) thread 0, kernel (k.cu:3)\n")
+    assert bugs.judge_shadow("B4", 1, hung)[0] and not bugs.judge_shadow("B3", 1, hung)[0]
+    assert bugs.shadow_verdict(1, out("P1", "S2")).startswith("caught by the shadow: P1 ")
 
 
 # ---- the normal build: the hooks compile to nothing ------------------------------

@@ -3,7 +3,9 @@ and run on the CPU: the median, the seeded fill and the poison, the
 comparator against a wrong index, a missing element and an output never
 written, and every tensor-map rule; and the steps' own checks compiled from
 their programs (09's TMA-store tail rule, inputs, PERF references, reference
-and readback check; 08's parts re-poisoning their pool; 10's batch check).
+and readback check; 07's split-K, reduce-op, broadcast and ring checks; 08's
+parts re-poisoning their pool, the cross-CTA copy's and the field probes'
+checks; 10's batch check).
 The checks that read an output back run on host memory standing in for the
 device's (tests/unit_fake_device.h), so a weakened check (one that compares
 the output with itself, keeps the readback buffer as its expectation, or
@@ -81,11 +83,23 @@ def test_gemm_host_checks(tmp_path):
 
 
 def test_reduce_host_checks(tmp_path):
-    # 07_reduce_multicast's split-K bound, fed wrong sums: one contributor lost or added twice is caught
-    # for every element, the bound stays within 2^-17 of the terms' magnitudes, a real f32 order passes.
-    oks, p = unit_cases("tests/unit_reduce_checks.cu", tmp_path)
+    # 07_reduce_multicast's checks, fed right and wrong answers. Split-K: one contributor lost or added
+    # twice is caught for every element, the bound stays within 2^-17 of the terms' magnitudes, a real f32
+    # order passes, check_splitk finds a short sum and the poison. The reduce ops: each op by hand, every
+    # contributor folded and showing. The broadcast: even words (no checksum is the poison), the reference
+    # is the consumers' checksum, check_broadcast tells a moved row, an unwritten and a foreign sum apart,
+    # each variant re-poisons. The dsmem ring: its words never the poison, the previous rank's expected.
+    oks, p = unit_cases("tests/unit_host_checks_07.cu", tmp_path)
     assert {"in_order_sum_within_bound", "bound_is_tight", "missing_contributor_caught",
-            "doubled_contributor_caught"} <= oks, p.stdout
+            "doubled_contributor_caught", "splitk_right_sums_pass", "splitk_lost_contributor_found",
+            "splitk_lost_contributor_counted", "splitk_poison_found", "splitk_poison_counted", "apply_op_by_hand",
+            "reference_folds_every_contributor", "a_lost_contributor_shows_in_every_element",
+            "a_lost_contributor_shows_in_min_and_max", "b_words_even", "checksums_never_the_poison_word",
+            "reference_is_the_consumers_checksum", "every_cta_wants_every_row", "broadcast_right_sums_pass",
+            "broadcast_wrong_sums_found", "broadcast_wrong_sums_counted", "broadcast_moved_row_named",
+            "broadcast_kinds_told_apart", "broadcast_part_right_passes", "broadcast_part_repoisoned",
+            "dsmem_words_never_the_poison_word", "dsmem_reference_takes_the_previous_rank",
+            "dsmem_reference_never_a_cta_s_own"} <= oks, p.stdout
 
 
 def test_grouped_gemm_host_checks(tmp_path):
@@ -152,10 +166,14 @@ def test_transpose_host_checks(tmp_path):
 
 def test_descriptor_update_host_checks(tmp_path):
     # 08_descriptor_update's group layout: 16-byte aligned starts and strides, no overlap, every box in
-    # exactly one item, at the defaults, at --quick, small odd shapes and the array case; and each part
+    # exactly one item, at the defaults, at --quick, small odd shapes and the array case; each part
     # (COPY_PART) poisons the destination pool first: a part that leaves a group out fails, exactly that
-    # group's words never written, after a part that copied it.
+    # group's words never written, after a part that copied it; cross_cta's part, run whole, the same;
+    # a field probe's check finds one wrong word and an edit never made, and refuses a probe that could
+    # not fail (its host box the template's).
     oks, p = unit_cases("tests/unit_host_checks_08.cu", tmp_path)
     assert {"grouped_aligned", "grouped_apart", "grouped_items_cover_every_box_once", "quick_apart",
             "odd_aligned", "odd_items_cover_every_box_once", "same_shape_one_shape", "right_part_passes",
-            "next_part_repoisoned", "left_out_group_counted"} <= oks, p.stdout
+            "next_part_repoisoned", "left_out_group_counted", "cross_cta_right_passes", "cross_cta_repoisoned",
+            "field_right_passes", "field_one_word_found", "field_not_edited_found",
+            "field_that_cannot_fail_refused"} <= oks, p.stdout

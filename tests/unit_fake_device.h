@@ -9,6 +9,12 @@
 // runs nothing, even on a GPU machine, and the faked cudaGetLastError ignores it).
 // unit_on_poison, if set, runs after every poison: the work of a kernel the code
 // under test launches right after poisoning its output (09's reference).
+// UNIT_FAKE_PARTS, defined before this header: a whole part (allocate, poison,
+// launch, check) runs on the CPU. Device allocations are host memory, and the
+// launches a part makes through the runtime API (cudaLaunchKernelEx,
+// cudaLaunchCooperativeKernel) return success and run nothing, as a <<<>>>
+// launch runs nothing here: unit_on_poison does the kernel's work (07's
+// broadcast, 08's cross_cta).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -54,6 +60,21 @@ static inline cudaError_t unit_get_last_error(void) {
 #define cudaFreeHost unit_free_host
 #define cudaStreamSynchronize unit_stream_synchronize
 #define cudaGetLastError unit_get_last_error
+#ifdef UNIT_FAKE_PARTS
+template <class T>
+static inline cudaError_t unit_malloc(T** p, size_t bytes) {
+    *p = (T*)malloc(bytes ? bytes : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+template <class... Args>
+static inline cudaError_t unit_launch(Args...) {
+    return cudaSuccess;
+}
+#define cudaMalloc unit_malloc
+#define cudaFree unit_free_host
+#define cudaLaunchKernelEx unit_launch
+#define cudaLaunchCooperativeKernel unit_launch
+#endif
 
 // What the statements print, kept (and printed too): a check's explanation
 // lines are part of what it must get right. glibc lets stdout be reassigned.

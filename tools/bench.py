@@ -27,14 +27,13 @@ import argparse
 import csv
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import parse_perf, positive_seconds, step_or_exit  # noqa: E402
-from contract import GPU_RE, REPO, RESULTS, gpu_slug, perf_csv, read_csv  # noqa: E402
+from contract import GPU_RE, REPO, RESULTS, gpu_slug, link_flags, perf_csv, read_csv  # noqa: E402
 import bugs  # noqa: E402
 
 # rate is in unit (GB/s, or TFLOP/s for the GEMM); pct is the percent of reference (memcpy, or cublas).
@@ -84,11 +83,10 @@ def prune_runs(folder: pathlib.Path, step: str, runs: int) -> None:
 
 
 def step_link(step: str) -> str:
-    """The libraries a step links (its program's "// link: ..." line), as the Makefile passes them."""
-    program = next((REPO / step).glob("*.cu")).read_text()
-    m = re.search(r"^// link: (.+)$", program, re.M)
+    """The libraries a step links (its build facts, contract.build_facts), as the Makefile passes them."""
+    libs = link_flags(step)
     cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    return f"{m[1]} -Xlinker -rpath={cuda}/lib64" if m else ""
+    return f"{libs} -Xlinker -rpath={cuda}/lib64" if libs else ""
 
 
 def main() -> int:

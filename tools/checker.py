@@ -25,6 +25,8 @@ NN_topic/check.py holds the step's rules as plain Python values (no code):
     lab          {hole k: {"teaches": ..., rules}}: what the kernels of lab hole NN.k must show in
                  their machine code once it is filled (tools/lab.py grades a fill without it MECHANISM)
     bench_runs   how many full runs `make bench` records (default 1; 09: 3, its headline is a range)
+    build        what the build and the sanitizers need beyond the shared flags (link, sanitize_kernels,
+                 sanitize_tools): read through tools/contract.py, build_facts
 
 The verdict, in order: exit 77 is SKIP (never a pass); any other non-zero exit
 is FAIL; then every rule, each failure reported with what was expected.
@@ -51,7 +53,7 @@ PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
 RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "fences", "sass_fences",
-             "sass_order", "profile", "lab", "bench_runs"}
+             "sass_order", "profile", "lab", "bench_runs", "build"}
 # A lab hole's mechanism rules (tools/lab.py): what the machine code of its kernels must show once it is filled.
 LAB_KEYS = {"teaches", "sass", "sass_absent", "sass_count", "ptx_count", "build_log_absent"}
 
@@ -73,6 +75,7 @@ class Step:
     profile: dict | None = None
     lab: dict[int, dict] = dataclasses.field(default_factory=dict)  # hole k (lab NN.k) -> its mechanism rules
     bench_runs: int = 1  # full runs `make bench` records (tools/bench.py): a headline stated as a range needs 3
+    build: dict = dataclasses.field(default_factory=dict)  # read through contract.build_facts, not here
 
     @property
     def folder(self) -> pathlib.Path:

@@ -11,8 +11,18 @@ A step's program prints (README.md, "How to read the output"):
     RESULT: PASS
 
 Here: the line patterns, which lines are machine-dependent, how a GPU's name
-becomes a results file name, and the one CSV reader. Only the standard
-library, so the checker runs with a plain python3 on a GPU machine.
+becomes a results file name, the one CSV reader, and each step's build facts
+(what it links, what the sanitizers watch), which every tool reads through
+build_facts or this file's command line:
+
+    python3 tools/contract.py link NN_topic          the libraries a step links (-lcublas ...), or nothing
+    python3 tools/contract.py link FILE.cu           an experiment's, from its "// link: ..." line
+    python3 tools/contract.py links                  every step's, one NN_topic=-lx|-ly word each (the Makefile's)
+    python3 tools/contract.py sanitize-args NN_topic[/twins]    compute-sanitizer's options for it
+    python3 tools/contract.py sanitize-tools NN_topic[/twins]   the compute-sanitizer tools it runs
+
+Only the standard library, so the checker runs with a plain python3 on a GPU
+machine.
 """
 
 from __future__ import annotations
@@ -20,6 +30,8 @@ from __future__ import annotations
 import csv
 import pathlib
 import re
+import runpy
+import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = REPO / "results"
@@ -85,3 +97,75 @@ def read_csv(path: pathlib.Path) -> list[dict[str, str]]:
         return []
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
+
+
+# ---- Build facts ---------------------------------------------------------------------------------------------
+# What a step's build and its sanitizer runs need beyond the flags every step shares, as data in its check.py:
+#     build = {"link": "-lcublas -lcublasLt", "sanitize_kernels": ["gemm_ws"], "sanitize_tools": ["memcheck"]}
+# link: libraries the program links; sanitize_kernels: the kernels compute-sanitizer checks (by name, a
+# substring: every kernel if none); sanitize_tools: the tools it runs (all three if none; a lesson says why
+# one is left out). A step without a `build` has none of these.
+SANITIZE_TOOLS = ("memcheck", "racecheck", "synccheck")
+BUILD_DEFAULTS = {"link": "", "sanitize_kernels": [], "sanitize_tools": list(SANITIZE_TOOLS)}
+LINK_LINE = re.compile(r"^// link: (.+)$", re.M)  # an experiment's (results/experiments/*.cu): not a step
+
+
+def build_facts(step: str) -> dict:
+    """A step's (NN_topic) or its twins' (NN_topic/twins) build facts, from its check.py, defaults filled in.
+    A fact of the wrong kind, or a name that is not one, is a ValueError that names the file and the rule."""
+    path = REPO / step / "check.py"
+    if not path.is_file():
+        raise ValueError(f"{step}/check.py not found: is '{step}' a step folder? (steps: {', '.join(step_dirs())})")
+    given = runpy.run_path(str(path)).get("build", {})
+    where = f"{step}/check.py: build"
+    if not isinstance(given, dict) or set(given) - set(BUILD_DEFAULTS):
+        raise ValueError(f"{where} must be a dict of {sorted(BUILD_DEFAULTS)}, not {given!r}")
+    facts = {**BUILD_DEFAULTS, **given}
+    if not isinstance(facts["link"], str) or not all(w.startswith("-l") for w in facts["link"].split()):
+        raise ValueError(f"{where}['link'] must be a string of -l<library> words, not {facts['link']!r}")
+    for key in ("sanitize_kernels", "sanitize_tools"):
+        if not isinstance(facts[key], list) or not all(isinstance(k, str) and re.fullmatch(r"\w+", k)
+                                                        for k in facts[key]):
+            raise ValueError(f"{where}[{key!r}] must be a list of names, not {facts[key]!r}")
+    if not facts["sanitize_tools"] or set(facts["sanitize_tools"]) - set(SANITIZE_TOOLS):
+        raise ValueError(f"{where}['sanitize_tools'] must name some of {list(SANITIZE_TOOLS)}, not "
+                         f"{facts['sanitize_tools']!r}")
+    return facts
+
+
+def link_flags(target: str) -> str:
+    """The libraries a step (NN_topic) or an experiment's file (results/experiments/x.cu) links, or ""."""
+    if target.endswith(".cu"):
+        m = LINK_LINE.search((REPO / target).read_text())
+        return m[1].strip() if m else ""
+    return build_facts(target)["link"]
+
+
+def sanitize_args(step: str) -> list[str]:
+    """compute-sanitizer's options for a step: one --kernel-name filter per kernel it names."""
+    return [a for k in build_facts(step)["sanitize_kernels"] for a in ("--kernel-name", f"kns={k}")]
+
+
+def main(argv: list[str]) -> int:
+    usage = next(par for par in __doc__.split("\n\n") if "contract.py link" in par)
+    if not argv or argv[0] not in ("link", "links", "sanitize-args", "sanitize-tools") \
+            or len(argv) != (1 if argv[0] == "links" else 2):
+        print(f"usage:\n{usage}", file=sys.stderr)
+        return 2
+    try:
+        if argv[0] == "links":
+            print(" ".join(f"{s}={link_flags(s).replace(' ', '|')}" for s in step_dirs() if link_flags(s)))
+        elif argv[0] == "link":
+            print(link_flags(argv[1].rstrip("/")))
+        elif argv[0] == "sanitize-args":
+            print(" ".join(sanitize_args(argv[1].rstrip("/"))))
+        else:
+            print(" ".join(build_facts(argv[1].rstrip("/"))["sanitize_tools"]))
+    except (ValueError, OSError) as e:
+        print(f"tools/contract.py {argv[0]}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

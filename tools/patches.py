@@ -28,6 +28,7 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # Where a hunk may move to: text files of these kinds, outside these folders.
 SEARCH_SUFFIXES = {".cu", ".cuh", ".h", ".c", ".py", ".sh", ".md", ".txt", ""}
+PROSE_SUFFIXES = {".md", ".txt"}
 SKIP_PARTS = {".git", ".venv", "build", "bugs", "defects", "results", "labs", "__pycache__", "node_modules"}
 
 
@@ -144,8 +145,10 @@ class Tree:
             if len(at) > 1:
                 raise ValueError(f"{fp.path}: hunk {hunk.header} matches {len(at)} places: add context")
         found = []
+        # A lesson may quote the code a hunk changes: a hunk aimed at code moves only among code files.
+        prose = pathlib.PurePath(fp.path).suffix in PROSE_SUFFIXES
         for rel in self.every_file():
-            if rel == fp.path:
+            if rel == fp.path or (not prose and pathlib.PurePath(rel).suffix in PROSE_SUFFIXES):
                 continue
             lines = self.lines(rel)
             if lines is None:

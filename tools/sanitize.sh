@@ -22,12 +22,14 @@ if [ ! -x "$sanitizer" ]; then
     exit 2
 fi
 [ -x "$binary" ] || { echo "$binary not found: run make build-${step%%_*}"; exit 2; }
-# A step's own sanitizer options and tools, from its program's "// sanitize: ..." and "// sanitize-tools: ..."
-# lines, as many as it has (09 checks its own kernels only, and leaves racecheck out: its lesson says why).
-extra=$(sed -n 's|^// sanitize: ||p' "$step"/*.cu)
-tools=$(sed -n 's|^// sanitize-tools: ||p' "$step"/*.cu)
+# A step's own sanitizer options and tools, from its build facts (its check.py, read by tools/contract.py):
+# the kernels to check (09 and 10 check their own, not cuBLAS's) and the tools (all three unless it names
+# some: 09 and 10 leave racecheck out, and their lessons say why).
+python=${PYTHON:-python3}
+extra=$("$python" tools/contract.py sanitize-args "$step") || exit 2
+tools=$("$python" tools/contract.py sanitize-tools "$step") || exit 2
 failed=""
-for tool in ${tools:-memcheck racecheck synccheck}; do
+for tool in $tools; do
     log=$binary.$tool.log
     echo "== compute-sanitizer --tool $tool $binary --quick   (log: $log)"
     # --report-api-errors no: the programs check every API call's result

@@ -64,22 +64,9 @@ static __device__ __noinline__ void sh_reset(ShCta* s) {
     asm volatile("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(cx));
     asm volatile("mov.u32 %0, %%cluster_nctaid.y;" : "=r"(cy));
     asm volatile("mov.u32 %0, %%cluster_nctaid.z;" : "=r"(cz));
-    s->nthreads = blockDim.x * blockDim.y * blockDim.z;
-    s->nchunks = min((uint32_t)SH_CHUNKS, (smem + 1024 + 15) / 16);  // the window's reserved 1 KiB first
-    s->cluster_size = cx * cy * cz;
-    s->cluster_arrives = s->cluster_waits = s->remote_epoch = 0;
-    s->dirty_count = s->region_seq = s->reads_used = s->wgmma_used = s->untracked_bars = 0;
-    s->blk[0] = blockIdx.x, s->blk[1] = blockIdx.y, s->blk[2] = blockIdx.z;
-    memset(s->bars, 0, sizeof s->bars);
-    memset(s->wgs, 0, sizeof s->wgs);
-    memset(s->reads, 0, sizeof s->reads);
-    memset(s->regions, 0, sizeof s->regions);
-    memset(s->acqs, 0,
-           sizeof s->acqs);  // a map acquired by this slot's previous CTA is not acquired by this one
-    memset(s->edits, 0, sizeof s->edits);
-    s->acq_seq = s->edit_seq = 0;
-    memset(s->threads, 0, s->nthreads * sizeof(ShThread));
-    memset(s->chunks, 0, s->nchunks * sizeof(uint32_t));
+    const uint32_t blk[3] = {blockIdx.x, blockIdx.y, blockIdx.z};
+    // the window's reserved 1 KiB first; the wrappers' hooks see no named barrier nor __syncwarp (feed 0)
+    sh_cta_reset(s, blockDim.x * blockDim.y * blockDim.z, (smem + 1024 + 15) / 16, cx * cy * cz, blk, 0u);
 }
 
 // This CTA's state, claimed by the first of its threads to get here (its
@@ -147,7 +134,7 @@ static __device__ __forceinline__ int sh_ctx(ShCtx* c, const char* file, int lin
 // 24 (on the H200: rank 1's offset 0x400 reads 0x1000400); the state of every
 // CTA is kept by offset, so that a peer's barrier is found at the same one.
 static __device__ __forceinline__ uint32_t sh_smem(const void* p) {
-    return (uint32_t)__cvta_generic_to_shared(p) & 0xFFFFFFu;
+    return sh_smem_offset((uint32_t)__cvta_generic_to_shared(p));
 }
 
 // Once a rule is broken the program's bounded waits give up (mbarrier.cuh).
@@ -472,8 +459,8 @@ static __device__ __noinline__ void shadow_map_acquire(const void* map, uint32_t
 
 // ---- __syncthreads(), counted: the race rules need "a barrier since" ---------------
 static __device__ __forceinline__ void shadow_syncthreads(const char* file, int line, const char* func) {
+    shadow_epoch(file, line, func);  // a release is reported before its barrier (core.h)
     asm volatile("bar.sync 0;" : : : "memory");
-    shadow_epoch(file, line, func);
 }
 #define __syncthreads() shadow_syncthreads(__FILE__, __LINE__, __func__)
 
@@ -575,17 +562,7 @@ static inline int shadow_take_report(char* text, size_t cap) {
         g.untracked = 0;
     }
     const int broken = g.report.reported != 0;
-    if (broken) {
-        static const char* const ids[] = {"",
-#define SHADOW_RULE_ID(id, name, rule) #id " " name,
-                                          SHADOW_RULES(SHADOW_RULE_ID)
-#undef SHADOW_RULE_ID
-        };
-        const ShReport* r = &g.report;
-        snprintf(text, cap, "shadow: %s: %s; block (%u,%u,%u) thread %u, %s (%s:%u)",
-                 r->rule < SH_NUM_RULES ? ids[r->rule] : "?", r->text, r->block[0], r->block[1], r->block[2],
-                 r->thread, r->func, r->file, r->line);
-    }
+    if (broken) sh_format_report(&g.report, text, cap);
     memset(&g.report, 0, sizeof g.report);
     CUDA_CHECK(cudaMemcpyToSymbol(g_shadow, &g, sizeof g));
     return broken;
