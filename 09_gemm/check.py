@@ -153,21 +153,49 @@ _REDUCE_EPILOGUE = [{"anchor": "UTMAREDG*", "before": ["BAR.SYNC*", "FENCE.VIEW.
 # order rule could fail for that.)
 _LAST_RELEASE = {"anchor": "WARPGROUP.DEPBAR.LE gsb0, 0x0", "after_it": ["SYNCS.ARRIVE.TRANS64[.RED].A1T0"],
                  "stop": "HGMMA*"}
+# Each stage's MMAs after the wait on its full barrier: backward from the wgmma.fence that opens a
+# k-block's batch, the nearest instruction of the family is an mbarrier try_wait, with no MMA, no
+# TMA load and no arrive between (a load there would be the issuing thread's, its wait the empty
+# barrier's; an arrive, a hand-back after some other wait: step 10's units without rows).
+_FULL_BEFORE_MMA = {"anchor": "WARPGROUP.ARRIVE", "before": ["SYNCS.PHASECHK.TRANS64.TRYWAIT*"],
+                    "stop": "HGMMA*|UTMALDG*|SYNCS.ARRIVE*"}
+# The ring's barriers published before anyone uses them: after the inits (SYNCS.EXCH), the block's
+# barrier (or, in a cluster, the cluster's arrive and wait) comes before any arrive, wait or load.
+_STOP_USE = "UTMALDG*|SYNCS.ARRIVE*|SYNCS.PHASECHK*"
+_INIT_PUBLISHED = {"anchor": "SYNCS.EXCH.64", "after_it": ["BAR.SYNC*"], "stop": _STOP_USE}
+_INIT_PUBLISHED_CLUSTER = {"anchor": "SYNCS.EXCH.64", "after_it": ["UCGABAR_ARV", "UCGABAR_WAIT"], "stop": _STOP_USE}
+# A clustered CTA leaves only after its consumers' last hand-back to a peer (a remote arrive): some
+# cluster arrive and wait follow every one.
+_CLUSTER_LAST = {"anchor": "SYNCS.ARRIVE.TRANS64.RED.A1T0", "after_it": ["UCGABAR_ARV", "UCGABAR_WAIT"]}
+# The TMA epilogues' final wait_group 0 (DEPBAR then CCTL.IVALL: the writes done, not only read)
+# after the stores, and no store after it: the block ends with none in flight.
+_LAST_STORE_WAIT = {"anchor": "DEPBAR.LE SB0, 0x0 + CCTL.IVALL", "from": "UTMASTG.2D", "after_it": ["EXIT"],
+                    "stop": "UTMASTG.2D"}
+_LAST_REDUCE_WAIT = {"anchor": "DEPBAR.LE SB0, 0x0 + CCTL.IVALL", "from": "UTMAREDG*", "after_it": ["EXIT"],
+                     "stop": "UTMAREDG*"}
+# Not ordered here, because the machine code cannot show it: fence.mbarrier_init leaves no SASS
+# instruction (a fence moved past the cluster barrier changes nothing the SASS holds; its PTX count
+# is pinned above, its place is the shadow build's B1), and the producer's wait for a free
+# stage: ptxas peels the first round's loads, which have no wait, so no backward rule holds for
+# every load (the shadow build's S2 and P1 see a refill under the MMAs).
+_RING = [_RELEASE, _LAST_RELEASE, _FULL_BEFORE_MMA, _INIT_PUBLISHED]
+_CLUSTER_RING = [*_RING, _INIT_PUBLISHED_CLUSTER, _CLUSTER_LAST]
 sass_order = {
     "wgmma_sync": [{"anchor": "BAR.SYNC*", "from": "HGMMA*",
-                    "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x0"])], "stop": "HGMMA*"}],
-    "gemm_ws<Config<0, 4, true, true, 1, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, false, 1, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, true, 2, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, false, 2, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, false, false, 2, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 2, true, true, 2, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, true, 1, 2, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, true, 2, 1, 1> >": [_RELEASE, _LAST_RELEASE, *_EPILOGUE],
-    "gemm_ws<Config<0, 4, true, true, 2, 1, 2> >": [_RELEASE, _LAST_RELEASE, *_REDUCE_EPILOGUE],
-    "gemm_ws<Config<0, 4, true, true, 2, 1, 3> >": [_RELEASE, _LAST_RELEASE],
-    "gemm_ws<Config<0, 4, true, true, 2, 1, 4> >": [_RELEASE, _LAST_RELEASE],
+                    "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x0"])], "stop": "HGMMA*"},
+                   _FULL_BEFORE_MMA],
+    "gemm_ws<Config<0, 4, true, true, 1, 1, 0> >": _RING,
+    "gemm_ws<Config<0, 4, true, false, 1, 1, 0> >": _RING,
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 0> >": _CLUSTER_RING,
+    "gemm_ws<Config<0, 4, true, false, 2, 1, 0> >": _CLUSTER_RING,
+    "gemm_ws<Config<0, 4, false, false, 2, 1, 0> >": _CLUSTER_RING,
+    "gemm_ws<Config<0, 2, true, true, 2, 1, 0> >": _CLUSTER_RING,
+    "gemm_ws<Config<0, 4, true, true, 1, 2, 0> >": _CLUSTER_RING,
+    "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >": _RING,
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 1> >": [*_CLUSTER_RING, *_EPILOGUE, _LAST_STORE_WAIT],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 2> >": [*_CLUSTER_RING, *_REDUCE_EPILOGUE, _LAST_REDUCE_WAIT],
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 3> >": _CLUSTER_RING,
+    "gemm_ws<Config<0, 4, true, true, 2, 1, 4> >": _CLUSTER_RING,
 }
 
 # The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code

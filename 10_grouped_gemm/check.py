@@ -109,7 +109,8 @@ sass_fences = {
 # The order of the waits in the machine code (tools/sass.py, check_order): a consumer hands a stage back (a
 # plain arrive) only after wgmma.wait_group 1 (in the loop) or 0 (after it), with no MMA between; the
 # TMA-store epilogue rewrites a box only after wait_group.read 1, and its proxy fence sits between the last
-# shared store and the barrier before the store (09's rules: the same loop and epilogue).
+# shared store and the barrier before the store. 09's rules: the loop and the epilogue are 09's code
+# (09_gemm/parts/), which these kernels run.
 _RELEASE = {"anchor": "SYNCS.ARRIVE.TRANS64[.RED].A1T0", "from": "HGMMA*",
             "before": [("WARPGROUP.DEPBAR.LE", ["WARPGROUP.DEPBAR.LE gsb0, 0x1", "WARPGROUP.DEPBAR.LE gsb0, 0x0"])],
             "stop": "HGMMA*"}
@@ -124,9 +125,21 @@ _EDIT_EPILOGUE = [_EPILOGUE[0], {"anchor": "STS.64", "before": [("DEPBAR.LE SB0"
 # _LAST_RELEASE: _RELEASE alone accepts that arrive after the loop's wait_group 1).
 _LAST_RELEASE = {"anchor": "WARPGROUP.DEPBAR.LE gsb0, 0x0", "after_it": ["SYNCS.ARRIVE.TRANS64[.RED].A1T0"],
                  "stop": "HGMMA*"}
-sass_order = {"grouped_gemm<0>": [_RELEASE, _LAST_RELEASE], "grouped_gemm<1>": [_RELEASE, _LAST_RELEASE, *_EPILOGUE],
-              "grouped_gemm<2>": [_RELEASE, _LAST_RELEASE, *_EPILOGUE],
-              "grouped_gemm<3>": [_RELEASE, _LAST_RELEASE, *_EDIT_EPILOGUE]}
+# Each stage's MMAs after the wait on its full barrier, with no MMA, load or arrive between (09's
+# _FULL_BEFORE_MMA: here the hand-backs of a unit without rows come just before the k-loop); the ring's
+# barriers initialised before the block's barrier, which comes before any arrive, wait or load (09's
+# _INIT_PUBLISHED); the TMA store's final wait_group 0 after the last store (09's _LAST_STORE_WAIT: DEPBAR
+# then CCTL.IVALL, which a consumer's wait_group.read 0 before its C map's edit is not).
+_FULL_BEFORE_MMA = {"anchor": "WARPGROUP.ARRIVE", "before": ["SYNCS.PHASECHK.TRANS64.TRYWAIT*"],
+                    "stop": "HGMMA*|UTMALDG*|SYNCS.ARRIVE*"}
+_INIT_PUBLISHED = {"anchor": "SYNCS.EXCH.64", "after_it": ["BAR.SYNC*"],
+                   "stop": "UTMALDG*|SYNCS.ARRIVE*|SYNCS.PHASECHK*"}
+_LAST_STORE_WAIT = {"anchor": "DEPBAR.LE SB0, 0x0 + CCTL.IVALL", "from": "UTMASTG.2D", "after_it": ["EXIT"],
+                    "stop": "UTMASTG.2D"}
+_RING = [_RELEASE, _LAST_RELEASE, _FULL_BEFORE_MMA, _INIT_PUBLISHED]
+sass_order = {"grouped_gemm<0>": _RING, "grouped_gemm<1>": [*_RING, *_EPILOGUE, _LAST_STORE_WAIT],
+              "grouped_gemm<2>": [*_RING, *_EPILOGUE, _LAST_STORE_WAIT],
+              "grouped_gemm<3>": [*_RING, *_EDIT_EPILOGUE, _LAST_STORE_WAIT]}
 
 # The lab hole (tools/lab.py grade): the producer's retarget of its A/B pair. Once filled, the EDIT kernel
 # must wait (the waits on the pair's loads: 12 in all), edit in shared memory (addresses of A, B and C; A's and C's rows), publish each map with cp_fenceproxy

@@ -238,9 +238,9 @@ int main(void) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaFuncSetAttribute((const void*)grouped_gemm<EDIT>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    const uint32_t grid = (uint32_t)persistent_grid((const void*)grouped_gemm<EDIT>, THREADS, SMEM_BYTES);
+    allow_shared_memory<EDIT>();
+    const uint32_t grid = (uint32_t)persistent_grid((const void*)grouped_gemm<EDIT>, Grouped<EDIT>::Threads,
+                                                    Grouped<EDIT>::SmemBytes);
     if (grid > TRACE_MAX_CTAS) die_usage("%u CTAs: the trace holds %d", grid, TRACE_MAX_CTAS);
     UnitTrace* dev_units;
     CUDA_CHECK(cudaMalloc((void**)&dev_units, sizeof(UnitTrace) * TRACE_MAX_CTAS * 2 * TRACE_MAX_UNITS));
