@@ -71,6 +71,10 @@ static void run_parts(const Gemm* g, ShapeKind kind) {
     GEMM_PART("persistent", g, true, TAIL_NONE, launch_gemm<Best>(g, true, band, 1));
     GEMM_PART("persistent_tma_store", g, all, TAIL_STORE,
               launch_gemm<Best::WithEpilogue<EPI_TMA_STORE>>(g, true, band, 1));
+    // Stream-K's tail (stream_k.cuh): the last round's tiles cut along K, so
+    // that no cluster idles through a partly empty round; with either epilogue.
+    GEMM_PART("stream_k", g, all, TAIL_NONE, launch_stream_k<Best>(g, band));
+    GEMM_PART("stream_k_tma_store", g, true, TAIL_STORE, launch_stream_k<Best::WithEpilogue<EPI_TMA_STORE>>(g, band));
     // The ablation: the best kernel with one mechanism off at a time.
     GEMM_PART("ablate_no_multicast", g, all, TAIL_NONE, launch_gemm<Best::NoMulticast>(g, true, band, 1));
     GEMM_PART("ablate_no_setmaxnreg", g, all, TAIL_NONE, launch_gemm<Best::NoSetmaxnreg>(g, true, band, 1));
@@ -105,6 +109,10 @@ static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k,
     CUDA_CHECK(cudaMalloc((void**)&g.out, g.framed_words * 4));
     g.c = g.out + (size_t)FRAME * g.ldc + FRAME;
     g.want = (uint32_t*)xmalloc(g.framed_words * 4, "the expected output");
+    // One flag per consumer warpgroup of every CTA tile a stream-K tail can hold (at most all of them).
+    const size_t flag_words = ((size_t)(m + 63) / 64 + 4) * ((n + BN - 1) / BN + 2) * 2;
+    CUDA_CHECK(cudaMalloc((void**)&g.flags, flag_words * 4));
+    CUDA_CHECK(cudaMemsetAsync(g.flags, 0, flag_words * 4, s));
     g.a_box[0] = operand_map(g.a, m, &g, 128, "A in boxes of 64 x 128");
     g.a_box[1] = operand_map(g.a, m, &g, 64, "A in boxes of 64 x 64");
     g.a_box[2] = operand_map(g.a, m, &g, 32, "A in boxes of 64 x 32");
@@ -122,6 +130,7 @@ static void part_problem(const char* prefix, uint32_t m, uint32_t n, uint32_t k,
     CUDA_CHECK(cudaFree((void*)g.a));
     CUDA_CHECK(cudaFree((void*)g.b));
     CUDA_CHECK(cudaFree(g.out));
+    CUDA_CHECK(cudaFree(g.flags));
     free(g.want);
     free(g.host_a);
     free(g.host_b);

@@ -82,6 +82,16 @@ def test_gemm_host_checks(tmp_path):
             "word_outside_c_found", "never_written_found", "expected_output_unchanged_by_readbacks"} <= oks, p.stdout
 
 
+def test_stream_k_schedule(tmp_path):
+    # 09's stream-K schedule (09_gemm/parts/stream_k.cuh), from the program itself: every (tile, k-block)
+    # of C covered once by the clusters' dealt tiles and tail pieces, a cluster's one waiting piece last,
+    # one storing piece per cut tile, the shares even; the tail is the last round (one more when its shares
+    # are too small), none when the rounds are whole.
+    oks, p = unit_cases("tests/unit_stream_k.cu", tmp_path, "-lcublas", "-lcublasLt")
+    assert {"stream_k_covers_every_tile_and_k_block_once", "stream_k_no_tail_when_rounds_are_whole",
+            "stream_k_tail_is_the_last_round", "stream_k_small_tail_takes_one_more_round"} <= oks, p.stdout
+
+
 def test_reduce_host_checks(tmp_path):
     # 07_reduce_multicast's checks, fed right and wrong answers. Split-K: one contributor lost or added
     # twice is caught for every element, the bound stays within 2^-17 of the terms' magnitudes, a real f32

@@ -125,8 +125,13 @@ static __device__ __forceinline__ void consume(const Schedule& sched, Maps& maps
         if (issuer) loader.issue();
         __syncwarp();
         const auto& out = maps.output(w, wg, tid);
-        epilogue<Cfg>(d, out, maps.c(), boxes, w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0),
-                      w.col0, tid, wg, chunks);
+        const uint32_t row0 = w.row0 + (Cfg::Consumers == COOPERATIVE ? wg * WG_M : 0);
+        if constexpr (Schedule::StreamK)
+            if (w.kind != WORK_TILE) {  // a piece of a tile cut along K (stream_k.cuh)
+                sched.piece_epilogue(d, out, w, row0, tid, wg);
+                continue;
+            }
+        epilogue<Cfg>(d, out, maps.c(), boxes, row0, w.col0, tid, wg, chunks);
     }
     if (Cfg::Epilogue == EPI_TMA_STORE || Cfg::Epilogue == EPI_TMA_REDUCE)
         if (tid == 0) bulk_wait_group<0>();  // every store done before the block ends

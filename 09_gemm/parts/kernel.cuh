@@ -10,6 +10,7 @@
 #include "09_gemm/parts/loader.cuh"
 #include "09_gemm/parts/maps.cuh"
 #include "09_gemm/parts/problem.cuh"
+#include "09_gemm/parts/stream_k.cuh"
 
 // ---- Parts 2-6: one warp-specialized kernel, its mechanisms as knobs ----------
 // The ring (loader.cuh) between two roles:
@@ -27,20 +28,19 @@
 // Here the units are C's tiles in a banded raster (RasterSchedule) and the
 // maps are the kernel's own (KernelMaps); step 10 runs the same two sides
 // over many experts' tiles, its maps switched per expert.
-template <class Cfg>
-__global__ void __launch_bounds__(Cfg::Threads, 1)
-    gemm_ws(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-            const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmArgs g) {
+// The kernel's body, for any schedule of 09's: the ring, the two roles, the
+// cluster's last barrier.
+template <class Cfg, class Schedule>
+static __device__ __forceinline__ void gemm_ring(const CUtensorMap* a_map, const CUtensorMap* b_map,
+                                                 const CUtensorMap* c_map, const GemmArgs& g,
+                                                 const Schedule& sched, uint32_t rank) {
     __shared__ __align__(8) uint64_t full[Cfg::Stages], empty[Cfg::Stages];
     const StageRing ring = {tma_smem_base<1024>(), full, empty};
     float* epi_boxes =
         (float*)(ring.stages + Cfg::Stages * Cfg::StageBytes);  // [2 consumers][2][64][32] fp32
-    const uint32_t rank = Cfg::ClusterSize > 1 ? cluster_ctarank() : 0;
-    const RasterSchedule<Cfg> sched = {&g, rank, blockIdx.x / Cfg::ClusterSize, gridDim.x / Cfg::ClusterSize,
-                                       g.ctiles_m * g.ctiles_n * g.splits};  // this cluster's units
-    KernelMaps maps = {&a_map, &b_map, &c_map, &g};
+    KernelMaps maps = {a_map, b_map, c_map, &g};
     ring_init<Cfg>(ring);
-    Loader<Cfg, RasterSchedule<Cfg>, KernelMaps> loader = {maps, ring, &sched, rank};
+    Loader<Cfg, Schedule, KernelMaps> loader = {maps, ring, &sched, rank};
     loader.start(sched.first);
     if (Cfg::ProducerWarpgroup && threadIdx.x < 128) {
         if constexpr (Cfg::Setmaxnreg) setmaxnreg_dec<PRODUCER_REGS>();
@@ -58,6 +58,28 @@ __global__ void __launch_bounds__(Cfg::Threads, 1)
     // multicast into this CTA has landed (its consumers waited for each full
     // stage), but the peers' consumers may still be releasing stages here.
     if (Cfg::ClusterSize > 1) cluster_sync();
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::Threads, 1)
+    gemm_ws(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+            const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmArgs g) {
+    const uint32_t rank = Cfg::ClusterSize > 1 ? cluster_ctarank() : 0;
+    const RasterSchedule<Cfg> sched = {&g, rank, blockIdx.x / Cfg::ClusterSize, gridDim.x / Cfg::ClusterSize,
+                                       g.ctiles_m * g.ctiles_n * g.splits};  // this cluster's units
+    gemm_ring<Cfg>(&a_map, &b_map, &c_map, g, sched, rank);
+}
+
+// The same kernel over a stream-K schedule (stream_k.cuh): persistent, its
+// last round's tiles cut along K.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::Threads, 1)
+    gemm_stream_k(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                  const __grid_constant__ CUtensorMap c_map, const __grid_constant__ GemmArgs g) {
+    const uint32_t rank = Cfg::ClusterSize > 1 ? cluster_ctarank() : 0;
+    const StreamKSchedule<Cfg> sched =
+        StreamKSchedule<Cfg>::of(g, rank, blockIdx.x / Cfg::ClusterSize, gridDim.x / Cfg::ClusterSize);
+    gemm_ring<Cfg>(&a_map, &b_map, &c_map, g, sched, rank);
 }
 
 template <class Cfg>
@@ -105,14 +127,21 @@ static int resident_clusters(void) {
 // persistent: as many CTAs as run at once, each looping over units; else one
 // CTA (one cluster) per unit.
 template <class Cfg>
-static void launch_gemm(const Gemm* g, bool persistent, uint32_t band, uint32_t splits) {
+static GemmArgs gemm_args(const Gemm* g, uint32_t band, uint32_t splits) {
     const uint32_t tiles_m = (g->m + Cfg::BM - 1) / Cfg::BM, tiles_n = (g->n + BN - 1) / BN;
     GemmArgs a;
+    memset(&a, 0, sizeof a);
     a.c = g->c, a.m = g->m, a.n = g->n, a.ldc = g->ldc;
     a.kblocks = (g->k + BK - 1) / BK, a.splits = splits;
     a.ctiles_m = (tiles_m + Cfg::ClusterM - 1) / Cfg::ClusterM,
     a.ctiles_n = (tiles_n + Cfg::ClusterN - 1) / Cfg::ClusterN;
     a.band = band;
+    return a;
+}
+
+template <class Cfg>
+static void launch_gemm(const Gemm* g, bool persistent, uint32_t band, uint32_t splits) {
+    const GemmArgs a = gemm_args<Cfg>(g, band, splits);
     const uint32_t units = a.ctiles_m * a.ctiles_n * splits, resident = (uint32_t)resident_clusters<Cfg>();
     const uint32_t clusters = persistent && resident < units ? resident : units;
     cudaLaunchAttribute attr;
@@ -126,4 +155,22 @@ template <class Cfg>
 static void launch_split_k(const Gemm* g) {
     CUDA_CHECK(cudaMemset2DAsync(g->c, (size_t)g->ldc * 4, 0, (size_t)g->n * 4, g->m, g->s));
     launch_gemm<Cfg>(g, true, g->band, g->splits);
+}
+
+// Stream-K: persistent, the last round's tiles cut along K (stream_k.cuh).
+// The flags of the cut tiles need no reset: each launch has its own epoch.
+template <class Cfg>
+static void launch_stream_k(const Gemm* g, uint32_t band) {
+    static bool sized = false;  // gemm_stream_k asks for the shared memory gemm_ws does
+    if (!sized)
+        CUDA_CHECK(cudaFuncSetAttribute((const void*)gemm_stream_k<Cfg>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SmemBytes));
+    sized = true;
+    GemmArgs a = gemm_args<Cfg>(g, band, 1);
+    const uint32_t units = a.ctiles_m * a.ctiles_n, resident = (uint32_t)resident_clusters<Cfg>();
+    const uint32_t clusters = resident < units ? resident : units;
+    plan_tail(&a, units, clusters, g->flags);
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_launch<Cfg>(clusters, g->s, &attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_stream_k<Cfg>, a_map_for<Cfg>(g), b_map_for<Cfg>(g), g->c_box, a));
 }

@@ -52,6 +52,7 @@ typedef struct {
     // A in boxes of 64 (K) x 128, 64 or 32 rows; B of 64 x 256 or 128 rows:
     // 128B-swizzled. C in boxes of 32 x 64 fp32, 128B-swizzled (TMA epilogues).
     CUtensorMap a_box[3], b_box[2], c_box;
+    uint32_t* flags;  // stream-K's cut tiles' flags (stream_k.cuh): zero once, launches' epochs after
 } Gemm;
 
 static uint32_t round_up(uint32_t x, uint32_t to) {

@@ -8,8 +8,10 @@
 //   work(u)                unit u's tile and k-blocks
 //   SkipEmptyRows          whether a consumer warpgroup whose 64 rows all lie
 //                          past its C's skips the MMAs (consume.cuh)
-// 09's is RasterSchedule (below); step 10's walks the tiles of many experts
-// (10_grouped_gemm/parts/schedule.cuh).
+//   StreamK                whether a unit may be a piece of a tile cut along
+//                          K, whose epilogue the schedule does (piece_epilogue)
+// 09's are RasterSchedule (below) and StreamKSchedule (stream_k.cuh); step
+// 10's walks the tiles of many experts (10_grouped_gemm/parts/schedule.cuh).
 #pragma once
 #include "09_gemm/parts/config.cuh"
 
@@ -19,13 +21,24 @@ typedef struct {
     uint32_t kblocks, splits;     // k-blocks of 64 in K; split-K pieces per tile (1: none)
     uint32_t ctiles_m, ctiles_n;  // the grid of cluster tiles (ClusterM x ClusterN tiles of BM x 256)
     uint32_t band;                // raster: bands of `band` cluster-tile rows (1: row-major)
+    // Stream-K's tail (stream_k.cuh; sk_tiles 0: none): the first dp_tiles
+    // cluster tiles dealt whole, the last sk_tiles cut along K into one equal
+    // share of k-blocks per cluster; flags[] and this launch's epoch order the
+    // pieces of a cut tile.
+    uint32_t dp_tiles, sk_tiles, epoch;
+    uint32_t* flags;
 } GemmArgs;
 
 // A unit of work: a tile of C number `group` (rows row0.., columns col0..;
 // that C has `rows` rows) and a range of k-blocks. 09 has one C (group 0);
 // step 10 one per expert.
+// A stream-K schedule (stream_k.cuh) also says what the unit's epilogue
+// does: WORK_TILE the kernel's own; WORK_FIRST stores the first piece of a
+// tile cut along K and raises its flag; WORK_ADD waits for that flag and adds.
+enum { WORK_TILE, WORK_FIRST, WORK_ADD };
 typedef struct {
     uint32_t row0, col0, kb_begin, kb_end, group, rows;
+    uint32_t kind, flag;  // the epilogue's kind; a cut tile's flag (stream-K schedules only)
 } Work;
 
 // Units number the cluster tiles split-major (all tiles of split 0, then of
@@ -41,8 +54,9 @@ struct RasterSchedule {
     // Its only empty rows are the padding of the edge problem's last cluster
     // tile: rare, and the TMA's zero fill makes their MMAs harmless.
     static constexpr bool SkipEmptyRows = false;
+    static constexpr bool StreamK = false;  // every unit ends in the kernel's own epilogue
 
-    __device__ __forceinline__ Work work(uint32_t u) const {
+    __host__ __device__ __forceinline__ Work work(uint32_t u) const {
         const uint32_t ctiles = g->ctiles_m * g->ctiles_n, tile = u % ctiles, split = u / ctiles;
         const uint32_t per_band = g->band * g->ctiles_n, first = tile / per_band * g->band,
                        rest = tile % per_band;

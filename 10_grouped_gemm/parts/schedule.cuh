@@ -64,6 +64,7 @@ struct ExpertSchedule {
     uint32_t split;              // the batch's
     uint32_t first, stride, units;
     static constexpr bool SkipEmptyRows = true;
+    static constexpr bool StreamK = false;  // every unit ends in the kernel's own epilogue
 
     // This CTA's units of the batch p names (first_tile: its copy in shared memory).
     static __device__ __forceinline__ ExpertSchedule of(const GroupArgs& p, const uint32_t* first_tile) {
