@@ -192,6 +192,40 @@ $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 	@grep -i "warning" $@.log || true
 -include $(wildcard $(BUILD)/experiments/*.d)
 
+# The protocol checker's tool (common/shadow/tool/): a library the CUDA driver
+# loads into a program (CUDA_INJECTION64_PATH) and device functions CUDA's
+# Sanitizer API patches into its kernels. Its headers and library come from the
+# toolkit's compute-sanitizer folder, else from the pinned nvidia-cuda-sanitizer-api
+# wheel in .venv (requirements); SANITIZER_HOME=DIR names another copy.
+SANITIZER_HOME ?= $(patsubst %/include/sanitizer.h,%,$(firstword $(wildcard $(CUDA_HOME)/compute-sanitizer/include/sanitizer.h $(VENV)/lib/python3*/site-packages/nvidia/cu13/include/sanitizer.h)))
+SANITIZER_LIB = $(patsubst %/,%,$(dir $(firstword $(wildcard $(SANITIZER_HOME)/libsanitizer-public.so $(SANITIZER_HOME)/lib/libsanitizer-public.so))))
+TOOL := build/shadow_tool
+TOOL_CC ?= cc
+TOOL_HOST_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I. -I$(CUDA_HOME)/include -I$(SANITIZER_HOME)/include
+# Patch functions: a fatbin of device code the API links into the patched
+# kernels (--compile-as-tools-patch, as NVIDIA's compute-sanitizer-samples build theirs).
+TOOL_PATCH_FLAGS = --fatbin --compile-as-tools-patch -gencode arch=compute_90,code=sm_90 -O3 -I. -I$(SANITIZER_HOME)/include
+need_sanitizer = @test -f "$(SANITIZER_HOME)/include/sanitizer.h" -a -n "$(SANITIZER_LIB)" || { echo "$@: needs CUDA's Sanitizer API headers and library: the toolkit's compute-sanitizer folder, or the nvidia-cuda-sanitizer-api wheel in $(VENV) (pip install -r requirements.txt), or SANITIZER_HOME=DIR"; exit 2; }
+$(TOOL)/libshadow_probe.so: common/shadow/tool/probe_inject.c common/shadow/tool/probe_record.h
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(TOOL_CC) $(TOOL_HOST_FLAGS) -o $@ $< -L$(SANITIZER_LIB) -lsanitizer-public -ldl
+$(TOOL)/probe_patches.fatbin: common/shadow/tool/probe_patches.cu common/shadow/tool/probe_record.h
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(NVCC) $(TOOL_PATCH_FLAGS) -o $@ -c $<
+$(TOOL)/probe_kernels: common/shadow/tool/probe_kernels.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(ALL_FLAGS) -o $@ $< > $@.log 2>&1 || { cat $@.log; exit 1; }
+	@grep -i "warning" $@.log || true
+# The probe (tools/shadow_probe.py): which instructions the API patches, with
+# which arguments, in its own program and in every step and twin. Builds here;
+# `python3 tools/shadow_probe.py run --out DIR` runs it on a GPU.
+.PHONY: shadow-probe
+shadow-probe: $(TOOL)/libshadow_probe.so $(TOOL)/probe_patches.fatbin $(TOOL)/probe_kernels $(BINARIES) $(TWIN_BINS)
+	@echo "built: $^"
+	@echo "on a GPU: python3 tools/shadow_probe.py run --out DIR"
+
 # Aggregates run every step, report each, and fail at the end if any step
 # failed or was skipped (exit 77 is never a pass).
 check: all
