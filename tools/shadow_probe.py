@@ -114,7 +114,9 @@ def parse_raw(text: str) -> dict:
             continue
         if w[0] == "module":
             res = {int(k): int(v) for k, v in (x.split(":") for x in w[w.index("results") + 1:])}
-            mods.append({"bytes": int(w[3]), "patch_module": int(w[5]), "results": res})
+            kv = dict(zip(w[2:w.index("results"):2], w[3:w.index("results"):2]))
+            mods.append({"bytes": int(kv["cubin_bytes"]), "patch_module": int(kv["patch_module"]), "results": res,
+                         "debug_line": kv.get("debug_line") == "1", "object": kv.get("object", "?")})
         elif w[0] == "function":
             kv = dict(zip(w[2::2], w[3::2]))
             cur = {"name": w[1], "launches": int(kv["launches"]), "graph_launches": int(kv["graph_launches"]),
@@ -184,6 +186,9 @@ def describe(label: str, raw: dict, sass: dict[str, dict[int, str]], lines: list
         bad = {POINTS.get(k, k): v for k, v in mods[0]["results"].items() if v not in (0, -1)}
         lines.append(f"- modules loaded: {len(mods)}; sanitizerPatchModule of the first: {mods[0]['patch_module']}; "
                      f"points the first refused (result code): {bad or 'none'}")
+        for i, m in enumerate(mods):
+            lines.append(f"- module {i}: {m['bytes']} bytes, .debug_line {'yes' if m['debug_line'] else 'no'}, "
+                         f"its cubin in {m['object']}, sanitizerPatchModule {m['patch_module']}")
     for fn in raw["functions"]:
         code = sass.get(fn["name"], {})
         lines.append(f"\n#### `{fn['name']}`\n")

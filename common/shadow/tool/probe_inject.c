@@ -13,6 +13,7 @@
 //   SHADOW_PROBE_CLASSES  a comma-separated list of point ids to patch (default: all, 1..40)
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,8 @@ typedef struct {
     size_t cubin_bytes;
     int result[PROBE_CLASSES];  // sanitizerPatchInstructions' result per point (-1: not asked)
     int patch_result;           // sanitizerPatchModule's
+    int debug_line;             // the cubin has a .debug_line section (built with -lineinfo or -G)
+    char object[256];           // the loaded object its cubin bytes lie in (dladdr), or "heap"
 } Module;
 
 typedef struct {
@@ -119,6 +122,23 @@ static int find_module(CUmodule m) {
     return -1;
 }
 
+// Whether an ELF cubin has a section of this name.
+static int has_section(const char* cubin, size_t bytes, const char* name) {
+    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
+    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+        e->e_ident[EI_CLASS] != ELFCLASS64)
+        return 0;
+    if (e->e_shoff + (size_t)e->e_shnum * sizeof(Elf64_Shdr) > bytes || e->e_shstrndx >= e->e_shnum) return 0;
+    const Elf64_Shdr* sh = (const Elf64_Shdr*)(cubin + e->e_shoff);
+    const Elf64_Shdr* strtab = &sh[e->e_shstrndx];
+    for (unsigned i = 0; i < e->e_shnum; ++i)
+        if (strtab->sh_offset + sh[i].sh_name < bytes &&
+            !strncmp(cubin + strtab->sh_offset + sh[i].sh_name, name,
+                     bytes - strtab->sh_offset - sh[i].sh_name))
+            return 1;
+    return 0;
+}
+
 static void module_loaded(const Sanitizer_ResourceModuleData* d) {
     int have = 0;
     for (int i = 0; i < g_ncontexts; ++i) have |= g_contexts[i] == d->context;
@@ -135,6 +155,10 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
     Module* m = &g_modules[g_nmodules++];
     m->module = d->module;
     m->cubin_bytes = d->cubinSize;
+    m->debug_line = has_section(d->pCubin, d->cubinSize, ".debug_line");
+    Dl_info info;
+    snprintf(m->object, sizeof m->object, "%s",
+             dladdr(d->pCubin, &info) && info.dli_fname ? info.dli_fname : "heap");
     for (unsigned i = 0; i < NPOINTS; ++i) {
         const unsigned id = (unsigned)kPoints[i].id;
         m->result[id] =
@@ -176,8 +200,9 @@ static void write_out(void) {
     FILE* o = g_out ? g_out : stderr;
     fprintf(o, "probe patches %s%s\n", g_patches, g_patch_load_failed ? " (failed to load)" : "");
     for (int i = 0; i < g_nmodules; ++i) {
-        fprintf(o, "module %d cubin_bytes %zu patch_module %d results", i, g_modules[i].cubin_bytes,
-                g_modules[i].patch_result);
+        fprintf(o, "module %d cubin_bytes %zu patch_module %d debug_line %d object %s results", i,
+                g_modules[i].cubin_bytes, g_modules[i].patch_result, g_modules[i].debug_line,
+                g_modules[i].object[0] ? g_modules[i].object : "?");
         for (unsigned k = 0; k < NPOINTS; ++k)
             fprintf(o, " %u:%d", (unsigned)kPoints[k].id, g_modules[i].result[kPoints[k].id]);
         fprintf(o, "\n");
