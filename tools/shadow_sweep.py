@@ -1,7 +1,18 @@
-"""The shadow build on a GPU: every planted mistake caught, every correct program clean.
+"""The protocol checker on a GPU: every planted mistake caught, every correct program clean.
 
+    python3 tools/shadow_sweep.py step 04_tma_store [--tool-lib L --sanitizer-lib D]    make shadow-04
     python3 tools/shadow_sweep.py bugs [--only 09] [--jobs 16] [--nvcc "nvcc <flags>"]   make mutation SHADOW=1
     python3 tools/shadow_sweep.py correct [--full] [--only 09]                          make shadow [FULL=1]
+
+Every run is a program under the checker's tool (common/shadow/tool/: CUDA's
+Sanitizer API patches its kernels; CUDA_INJECTION64_PATH loads it): a step's
+build with the wrappers' hooks (build/shadow/NN_topic), or a twin's normal
+build (build/twins/NN_topic), which has none. A run passes when the tool
+ran (its summary line on stderr counts the CTAs it checked), no rule broke
+and the program exited 0; its reports are stderr lines "shadow: <rule>: ...".
+
+`step`: one step and its twins on --quick: the verdict of each, exit 0 (all
+passed), 1, 2 (the tool is not built), 77 (no GPU).
 
 `bugs`: every learner mistake (NN_topic/bugs/N.diff) and every defect of
 tests/defects/ whose catcher is `shadow:` is planted into a copy of the
@@ -40,6 +51,10 @@ from checker import evaluate, load_step  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug, step_dirs  # noqa: E402
 
 SWEEP = REPO / "build" / "shadow_sweep"
+TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
+# The tool's last line on stderr: proof that it ran, and what it checked.
+SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<kernels>\d+) kernels, (?P<ctas>\d+) CTAs "
+                     r"\((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
 # Waits in a planted copy give up after 2 s (10 s by default): a mistake that
 # hangs is reported sooner, and --quick's waits take far less even when slow.
 TIMEOUT_FLAG = "-DMBAR_TIMEOUT_NS=2000000000ull"
@@ -84,6 +99,78 @@ def gpu_name(out: str) -> str:
     return m["name"] if m else ""
 
 
+def tool_env(a) -> dict | None:
+    """The environment that loads the checker's tool into a program, or None if it is not built."""
+    lib = pathlib.Path(a.tool_lib)
+    if not lib.is_file():
+        return None
+    env = dict(os.environ, CUDA_INJECTION64_PATH=str(lib))
+    if a.sanitizer_lib:
+        env["LD_LIBRARY_PATH"] = a.sanitizer_lib
+    return env
+
+
+def run_checked(binary: pathlib.Path, args: list[str], timeout: float, env: dict | None) -> tuple[int, str, str]:
+    """The program under the tool (env None: alone): exit code, stdout, stderr (the tool's lines are there)."""
+    try:
+        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout, env=env)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timed out after {timeout:.0f} s"
+
+
+def checked_verdict(code: int, out: str, err: str) -> tuple[str, str]:
+    """(PASS | FAIL | SKIP, why) for one run under the tool. A run the tool did not watch is no pass."""
+    if code == 77:
+        return "SKIP", (err.strip().splitlines() or ["no GPU"])[-1]
+    s = SUMMARY.search(err)
+    reports = bugs.shadow_rules(out + "\n" + err)
+    if reports:
+        r = reports[0]
+        return "FAIL", f"{r['rule']} {r['name']}: {r['text']}; {r['func']} ({r['where']})"
+    if not s:
+        return "FAIL", f"exit {code}; the checker's tool did not run (no summary line): nothing was checked"
+    if int(s["ctas"]) == 0:
+        return "FAIL", f"exit {code}; the tool checked no CTA ({s['launches']} launches)"
+    if code != 0:
+        return "FAIL", f"exit {code}, no rule broken: " + "; ".join(
+            ln.strip() for ln in out.splitlines() if re.match(r"^check\s.* FAIL|^\s+hung:", ln))[:300]
+    return "PASS", f"no rule broken in {s['ctas']} CTAs of {s['launches']} launches, every check passed"
+
+
+def programs_of(step: str) -> list[tuple[str, pathlib.Path]]:
+    """A step's runs under the checker: its build with the hooks, and its twins' normal build."""
+    out = [(step, REPO / "build" / "shadow" / step)]
+    if list((REPO / step / "twins").glob("*.cu")):
+        out.append((f"{step}/twins", REPO / "build" / "twins" / step))
+    return out
+
+
+def sweep_step(a) -> int:
+    env = tool_env(a)
+    worst = 0
+    for label, binary in programs_of(a.step):
+        if not binary.is_file():
+            print(f"shadow {label}: not built ({binary.relative_to(REPO)})")
+            return 2
+        code, out, err = run_checked(binary, ["--quick"], a.timeout, env)
+        log = binary.with_name(binary.name + ".quick.log")
+        log.write_text(out + err)
+        if code == 77:
+            print(f"shadow {label}: SKIP (exit 77): {checked_verdict(code, out, err)[1]}")
+            return 77
+        if env is None:
+            print(f"shadow {label}: the checker's tool is not built ({TOOL_LIB.relative_to(REPO)}: make shadow-tool says why)")
+            return 2
+        status, why = checked_verdict(code, out, err)
+        for ln in out.splitlines():
+            if re.match(r"^check\s.* FAIL|^\s+hung:", ln):
+                print(ln)
+        print(f"shadow {label}: {status}: {why}; log {log.relative_to(REPO)}")
+        worst = max(worst, 0 if status == "PASS" else 1)
+    return worst
+
+
 def sweep_bugs(a) -> tuple[list[str], bool, str]:
     planted = planted_mistakes(a.only)
     nvcc = nvcc_flags(a.nvcc)
@@ -98,14 +185,17 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
             ok = False
             continue
         args = bugs.shadow_args(p.expect, [])
-        code, out, err = bugs.run_binary(p.binary, args, a.timeout)
+        code, out, err = run_checked(p.binary, args, a.timeout, tool_env(a))
         if code == 77:
             print("shadow_sweep: no Hopper GPU here (exit 77)")
             return [], False, ""
         gpu = gpu or gpu_name(out)
-        caught, shown = bugs.judge_shadow(p.expect, code, out)
+        ran = SUMMARY.search(err) is not None
+        caught, shown = bugs.judge_shadow(p.expect, code, out + "\n" + err)
+        caught &= ran
+        shown = shown if ran else f"{shown}; the checker's tool did not run"
         ok &= caught
-        reports = bugs.shadow_rules(out)
+        reports = bugs.shadow_rules(out + "\n" + err)
         where = f"{reports[0]['func']} ({reports[0]['where']})" if reports else ""
         text = reports[0]["text"].replace("|", "/") if reports else ""
         rows.append(f"| `{p.label}` | {p.expect} | {'caught' if caught else 'MISSED'}: {shown} | {where} | {text} |")
@@ -119,41 +209,49 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
 
 
 def sweep_correct(a) -> tuple[list[str], bool, str]:
-    rows = ["| step | normal `--quick` | shadow `--quick` | overhead | shadow, full size |", "| --- | --- | --- | --- | --- |"]
-    ok, gpu = True, ""
+    rows = ["| program | alone `--quick` | under the checker `--quick` | overhead | under the checker, full size |",
+            "| --- | --- | --- | --- | --- |"]
+    ok, gpu, env = True, "", tool_env(a)
+    if env is None:
+        print(f"shadow_sweep: the checker's tool is not built ({TOOL_LIB.relative_to(REPO)}; make shadow-tool)")
+        return [], False, ""
     for step in step_dirs():
         if a.only not in step:
             continue
-        normal, shadow = REPO / "build" / step, REPO / "build" / "shadow" / step
-        if not normal.is_file() or not shadow.is_file():
-            print(f"shadow_sweep: build {normal} and {shadow} first (make all; make SHADOW=1 all)")
-            return [], False, ""
-        t0 = time.time()
-        ncode, nout, _ = bugs.run_binary(normal, ["--quick"], a.timeout)
-        t1 = time.time()
-        scode, sout, serr = bugs.run_binary(shadow, ["--quick"], a.timeout)
-        t2 = time.time()
-        if ncode == 77:
-            print("shadow_sweep: no Hopper GPU here (exit 77)")
-            return [], False, ""
-        gpu = gpu or gpu_name(sout)
-        quick_ok = scode == 0 and not bugs.shadow_rules(sout)
-        full = "not run"
-        if a.full:
-            t3 = time.time()
-            fcode, fout, ferr = bugs.run_binary(shadow, [], a.timeout)
-            v = evaluate(load_step(step), fout, fcode, (REPO / step / "expected_output.txt").read_text(), ferr,
-                         shadow=True)
-            full = f"{v.status} in {time.time() - t3:.0f} s" + (f": {v.problems[0][:120]}" if v.problems else "")
-            quick_ok &= v.status == "PASS"
-            if gpu:
-                record_run(run_dir(gpu) / f"{step}.shadow.txt", [], fcode, fout, ferr)
-        ok &= quick_ok and ncode == 0
-        rows.append(f"| {step} | {t1 - t0:.1f} s | {t2 - t1:.1f} s ({'PASS' if quick_ok else f'FAIL, exit {scode}'}) | "
-                    f"{(t2 - t1) / max(t1 - t0, 1e-3):.1f}x | {full} |")
-        print(f"shadow_sweep {step}: {rows[-1]}", flush=True)
-        if not quick_ok:
-            print("\n".join(ln for ln in sout.splitlines() if "FAIL" in ln or "shadow:" in ln or "hung:" in ln))
+        for label, checked in programs_of(step):
+            normal = REPO / "build" / step if label == step else checked
+            if not normal.is_file() or not checked.is_file():
+                print(f"shadow_sweep: build {normal} and {checked} first (make all; make SHADOW=1 all)")
+                return [], False, ""
+            t0 = time.time()
+            ncode, nout, _ = run_checked(normal, ["--quick"], a.timeout, None)
+            t1 = time.time()
+            scode, sout, serr = run_checked(checked, ["--quick"], a.timeout, env)
+            t2 = time.time()
+            if ncode == 77:
+                print("shadow_sweep: no Hopper GPU here (exit 77)")
+                return [], False, ""
+            gpu = gpu or gpu_name(sout)
+            status, why = checked_verdict(scode, sout, serr)
+            quick_ok = status == "PASS"
+            full = "not run"
+            if a.full:
+                t3 = time.time()
+                fcode, fout, ferr = run_checked(checked, ["--reps", "1"], a.timeout, env)
+                fstatus, fwhy = checked_verdict(fcode, fout, ferr)
+                v = evaluate(load_step(label), fout, fcode, (REPO / label / "expected_output.txt").read_text(), ferr,
+                             shadow=True)
+                full = f"{fstatus} ({v.status} against the expected output) in {time.time() - t3:.0f} s" + (
+                    f": {fwhy[:120]}" if fstatus != "PASS" else "") + (f": {v.problems[0][:120]}" if v.problems else "")
+                quick_ok &= fstatus == "PASS" and v.status == "PASS"
+                if gpu:
+                    record_run(run_dir(gpu) / f"{label.replace('/', '_')}.shadow.txt", ["--reps", "1"], fcode, fout, ferr)
+            ok &= quick_ok and ncode == 0
+            rows.append(f"| {label} | {t1 - t0:.1f} s | {t2 - t1:.1f} s ({status}) | "
+                        f"{(t2 - t1) / max(t1 - t0, 1e-3):.1f}x | {full} |")
+            print(f"shadow_sweep {label}: {rows[-1]}", flush=True)
+            if status != "PASS":
+                print(f"  {why}")
     return rows, ok, gpu
 
 
@@ -170,7 +268,10 @@ def merge_rows(section: str, rows: list[str], partial: bool) -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["bugs", "correct"])
+    ap.add_argument("what", choices=["step", "bugs", "correct"])
+    ap.add_argument("step", nargs="?", default="", help="step: the step folder (04_tma_store)")
+    ap.add_argument("--tool-lib", default=str(TOOL_LIB), help="the checker's tool (make shadow-tool builds it)")
+    ap.add_argument("--sanitizer-lib", default="", help="the folder of libsanitizer-public.so (the Makefile's)")
     ap.add_argument("--only", default="", help="only the steps or mistakes whose name contains this")
     ap.add_argument("--full", action="store_true", help="correct: also the full-size runs")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -179,13 +280,15 @@ def main() -> int:
                     help="the compiler and the normal build's flags (the Makefile passes them)")
     ap.add_argument("--timeout", type=float, default=600.0)
     a = ap.parse_args()
+    if a.what == "step":
+        return sweep_step(a)
     rows, ok, gpu = sweep_bugs(a) if a.what == "bugs" else sweep_correct(a)
     if not rows:
         return 77 if not ok and not gpu else 1
     if gpu:
         path = RESULTS / f"shadow_{gpu_slug(gpu)}.md"
-        title = {"bugs": "## Every planted mistake, in the shadow build",
-                 "correct": "## Every correct program, in the shadow build (no false alarm), and its overhead"}[a.what]
+        title = {"bugs": "## Every planted mistake, under the protocol checker",
+                 "correct": "## Every correct program and twin under the protocol checker (no false alarm), and its overhead"}[a.what]
         old = path.read_text() if path.is_file() else f"# The shadow build on the {gpu}\n"
         sections = re.split(r"(?m)^(?=## )", old)
         kept = [s for s in sections if not s.startswith(title)]
