@@ -432,9 +432,32 @@ SH_EVENT void sh_on_wait_gave_up(ShGlobal* g, const ShSite* site, uint32_t bar, 
 
 // A copy into shared memory: `dst` and `bar` window addresses (of a peer for a
 // copy from a peer); `mask` the ranks a multicast writes into, 0 for one CTA.
+// bar SH_NO_BARRIER: a module without hooks, whose barriers are not followed:
+// the write is checked against the readers still in flight (S2) and kept as
+// the TMA's region; no phase is credited.
+#define SH_NO_BARRIER 0xFFFFFFFFu
+static __device__ void sh_copy_unbarriered(const ShCtx* c, ShCta* to, uint32_t dst, uint32_t bytes,
+                                           uint32_t swizzle, const char* what) {
+    const uint32_t hi = dst + (bytes ? bytes : 16u);
+    if (!sh_check_rewrite(c, to, dst, hi, what)) return;
+#ifdef SH_SYNC_NAMED
+    sh_region_note(to, dst, hi, swizzle, 0u, 0u);
+#else
+    sh_region_note(to, dst, hi, swizzle);
+#endif
+}
 SH_EVENT void sh_on_copy_in(ShGlobal* g, const ShSite* site, uint32_t dst, uint32_t bytes, uint32_t bar,
                             uint32_t mask, uint32_t region_bytes, uint32_t swizzle, const char* what) {
     SH_ENTER(g, site);
+    if (bar == SH_NO_BARRIER) {
+        for (uint32_t r = 0; mask && r < 16; ++r) {
+            ShCta* to = mask >> r & 1 ? sh_peer_cta(g, r) : NULL;
+            if (to) sh_copy_unbarriered(&c, to, sh_offset(dst), region_bytes, swizzle, what);
+        }
+        ShCta* to = mask ? NULL : sh_target(g, &c, sh_rank_of(dst), 0u, "a copy into");
+        if (to) sh_copy_unbarriered(&c, to, sh_offset(dst), region_bytes, swizzle, what);
+        return;
+    }
     if (!mask) {
         ShCta* to = sh_target(g, &c, sh_rank_of(dst), sh_offset(bar), "a copy into");
         if (to) sh_load_into(&c, to, sh_offset(dst), bytes, region_bytes, sh_offset(bar), swizzle, what);
@@ -454,8 +477,11 @@ SH_EVENT void sh_on_copy_to_peer(ShGlobal* g, const ShSite* site, uint32_t src, 
     SH_ENTER(g, site);
     if (!sh_check_fenced(&c, c.cta, sh_offset(src), sh_offset(src) + bytes, "a bulk copy to a peer reads"))
         return;
-    ShCta* to = sh_target(g, &c, sh_rank_of(dst), sh_offset(bar), "a bulk copy into");
-    if (to)
+    const int barred = bar != SH_NO_BARRIER;
+    ShCta* to = sh_target(g, &c, sh_rank_of(dst), barred ? sh_offset(bar) : 0u, "a bulk copy into");
+    if (to && !barred)
+        sh_copy_unbarriered(&c, to, sh_offset(dst), bytes, 0, "a bulk copy from a peer writes");
+    else if (to)
         sh_load_into(&c, to, sh_offset(dst), bytes, bytes, sh_offset(bar), 0,
                      "a bulk copy from a peer writes");
 }

@@ -91,11 +91,15 @@ PATCH shadow_syncwarp(void* ud, uint64_t pc, uint32_t mask) {
 
 // Every mbarrier operation, with its result (the probe: CUDA_BARRIER_ATTEMPT
 // fires at each, a superset of CUDA_BARRIER). data is an arrive's count; an
-// init's count, an expect_tx's bytes and a wait's parity are not reported
-// (the hooks give them, state.h: SH_BAR_HOOKED).
+// init's count, an expect_tx's bytes and a wait's parity are not reported:
+// the hooks give them (state.h: SH_BAR_HOOKED). A module without hooks (a
+// twin, raw PTX) has its mbarriers unjudged: without the count and the
+// parity no phase can be followed, and a rule on a phase guessed at would
+// be a false alarm.
 PATCH shadow_cuda_barrier(void* ud, uint64_t pc, void* bar, uint32_t kind, uint32_t data, uint32_t result) {
     LAUNCH(ud);
     (void)result;
+    if (!hooked) return OK;
     const uint32_t b = sh_bar_address(bar);
     if (kind == SANITIZER_CUDA_BARRIER_INIT) sh_on_mbar_init(g, &site, b, 0u, 0);
     if (kind >= SANITIZER_CUDA_BARRIER_ARRIVE && kind <= SANITIZER_CUDA_BARRIER_ARRIVE_DROP_NOCOMPLETE)
@@ -138,7 +142,7 @@ PATCH shadow_pipeline_wait(void* ud, uint64_t pc, uint32_t groups) {
 PATCH shadow_memcpy_async_barrier(void* ud, uint64_t pc, uint32_t bar) {
     LAUNCH(ud);
     sh_on_cp_wait_all(g, &site);
-    sh_on_arrive(g, &site, bar, 1u);
+    if (hooked) sh_on_arrive(g, &site, bar, 1u);
     return OK;
 }
 
@@ -148,7 +152,8 @@ PATCH shadow_bulk_g2s(void* ud, uint64_t pc, uint64_t src, uint32_t dst, uint32_
     LAUNCH(ud);
     (void)src;
     const uint32_t bytes = (data & 0xFFFFu) * 16u;
-    sh_on_copy_in(g, &site, dst, bytes, bar, multicast ? data >> 16 : 0u, bytes, 0, "a bulk load writes");
+    sh_on_copy_in(g, &site, dst, bytes, hooked ? bar : SH_NO_BARRIER, multicast ? data >> 16 : 0u, bytes, 0,
+                  "a bulk load writes");
     return OK;
 }
 PATCH shadow_bulk_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_t blocks) {
@@ -159,7 +164,7 @@ PATCH shadow_bulk_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_
 }
 PATCH shadow_bulk_s2s(void* ud, uint64_t pc, uint32_t src, uint32_t dst, uint32_t bar, uint32_t blocks) {
     LAUNCH(ud);
-    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, bar);
+    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, hooked ? bar : SH_NO_BARRIER);
     return OK;
 }
 PATCH shadow_bulk_reduce_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_t blocks) {
@@ -171,19 +176,19 @@ PATCH shadow_bulk_reduce_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, 
 PATCH shadow_bulk_reduce_s2s(void* ud, uint64_t pc, uint32_t src, uint32_t dst, uint32_t bar,
                              uint32_t blocks) {
     LAUNCH(ud);
-    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, bar);
+    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, hooked ? bar : SH_NO_BARRIER);
     return OK;
 }
 // st.async / red.async into a peer's shared memory, completing on its barrier.
 PATCH shadow_async_store(void* ud, uint64_t pc, uint32_t addr, uint32_t bar, void* value, uint32_t bytes) {
     LAUNCH(ud);
     (void)value;
-    sh_on_copy_in(g, &site, addr, bytes, bar, 0, 0, 0, "st.async writes");
+    sh_on_copy_in(g, &site, addr, bytes, hooked ? bar : SH_NO_BARRIER, 0, 0, 0, "st.async writes");
     return OK;
 }
 PATCH shadow_async_reduction(void* ud, uint64_t pc, uint32_t addr, uint32_t bar, uint32_t bytes) {
     LAUNCH(ud);
-    sh_on_copy_in(g, &site, addr, bytes, bar, 0, 0, 0, "red.async writes");
+    sh_on_copy_in(g, &site, addr, bytes, hooked ? bar : SH_NO_BARRIER, 0, 0, 0, "red.async writes");
     return OK;
 }
 
