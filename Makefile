@@ -162,6 +162,12 @@ SHADOW_ENV = CUDA_INJECTION64_PATH=$(abspath $(TOOL_LIB)) LD_LIBRARY_PATH=$(SANI
 # The sweep's arguments for the tool: where it is and the library it loads.
 SWEEP_TOOL = --tool-lib "$(abspath $(TOOL_LIB))" --sanitizer-lib "$(SANITIZER_LIB)"
 
+# Raw PTX nobody annotated (tests/shadow_proof): the normal build, checked by the tool alone.
+build/shadow_proof/raw_kernels: tests/shadow_proof/raw_kernels.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS) $< -o $@ > $@.log 2>&1 || { cat $@.log; exit 1; }
+	@grep -i "warning" $@.log || true
+
 # The probe (tools/shadow_probe.py): which instructions the API patches, with
 # which arguments, in its own program and in every step and twin. Builds here;
 # `python3 tools/shadow_probe.py run --out DIR` runs it on a GPU.
@@ -189,7 +195,7 @@ check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(if $(SHADOW_FLAG),shadow-tool)
 	  echo "$(if $(SHADOW_FLAG),SHADOW_ENV )$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $(call checker_build,$(2))"; \
 	  $(if $(SHADOW_FLAG),$(SHADOW_ENV) SHADOW_TOOL_SUMMARY=$(BUILD)/$(2).summary) \
 	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $$$$(test $$$$d = $(2) && echo "$(call checker_build,$(2))") \
-	    || ok=$$$$?; done; \
+	    || ok=1; done; \
 	$(if $(SHADOW_FLAG),if [ $$$$ok = 0 ] && ! grep -q ' CTAs ' $(BUILD)/$(2).summary 2>/dev/null; then \
 	  echo "check-$(1) SHADOW=1: FAIL: the checker's tool did not run (no summary in $(BUILD)/$(2).summary): nothing was checked"; ok=1; fi;) \
 	exit $$$$ok
@@ -268,7 +274,7 @@ check: all $(if $(SHADOW_FLAG),shadow-tool)
 # Every step and twin under the protocol checker on --quick, timed beside the
 # normal build (its overhead); FULL=1 also at full size against the expected
 # output. On a GPU.
-shadow: $(BINARIES) $(TWIN_BINS) shadow-tool
+shadow: $(BINARIES) $(TWIN_BINS) shadow-tool build/shadow_proof/raw_kernels
 	@$(MAKE) --no-print-directory SHADOW=1 $(addprefix build/shadow/,$(STEP_DIRS))
 	$(PYTHON) tools/shadow_sweep.py correct $(if $(FULL),--full) $(SWEEP_TOOL)
 sanitize: all
