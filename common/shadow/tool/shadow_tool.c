@@ -65,8 +65,8 @@ static const struct {
     {SANITIZER_INSTRUCTION_REMOTE_SHARED_MEMORY_ACCESS, "shadow_remote_shared_access"},
     {SANITIZER_INSTRUCTION_BARRIER, "shadow_barrier"},
     {SANITIZER_INSTRUCTION_SYNCWARP, "shadow_syncwarp"},
-    {SANITIZER_INSTRUCTION_CUDA_BARRIER_ATTEMPT,
-     "shadow_cuda_barrier"},  // every mbarrier operation (the probe)
+    // every mbarrier operation, each once (the probe: a superset of CUDA_BARRIER)
+    {SANITIZER_INSTRUCTION_CUDA_BARRIER_ATTEMPT, "shadow_cuda_barrier"},
     {SANITIZER_INSTRUCTION_MEMCPY_ASYNC, "shadow_memcpy_async"},
     {SANITIZER_INSTRUCTION_PIPELINE_COMMIT, "shadow_pipeline_commit"},
     {SANITIZER_INSTRUCTION_PIPELINE_WAIT, "shadow_pipeline_wait"},

@@ -76,7 +76,7 @@ static inline int tool_parse_file_line(const char* s, ToolLine* out) {
     if (!eol) eol = s + strlen(s);
     int found = 0;
     for (const char* p = strchr(s, '"'); p && p < eol;) {
-        const char* end = memchr(p + 1, '"', (size_t)(eol - p - 1));
+        const char* end = (const char*)memchr(p + 1, '"', (size_t)(eol - p - 1));
         const char* ln = end ? strstr(end, ", line ") : NULL;
         if (!end || !ln || ln >= eol) break;
         char file[160];
@@ -91,7 +91,7 @@ static inline int tool_parse_file_line(const char* s, ToolLine* out) {
         snprintf(out->outer_file, sizeof out->outer_file, "%s", tool_base(file));
         out->outer_line = line;
         found = 1;
-        p = memchr(ln, '"', (size_t)(eol - ln));
+        p = (const char*)memchr(ln, '"', (size_t)(eol - ln));
     }
     return found;
 }
@@ -150,7 +150,7 @@ static inline void tool_format_report(const ShReport* r, const char* where, char
                                       SHADOW_RULES(TOOL_RULE_ID)
 #undef TOOL_RULE_ID
     };
-    snprintf(out, cap, "shadow: %s: %s; block (%u,%u,%u) thread %u, %s",
+    snprintf(out, cap, "       shadow: %s: %s; block (%u,%u,%u) thread %u, %s",
              r->rule < SH_NUM_RULES ? ids[r->rule] : "?", r->text, r->block[0], r->block[1], r->block[2],
              r->thread, where);
 }
