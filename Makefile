@@ -315,9 +315,9 @@ test: $(if $(BUNDLE),,venv all)
 # Not part of `make test`: it rebuilds and reruns a lot.
 # SHADOW=1 instead: every planted mistake in the shadow build, on a GPU
 # (tools/shadow_sweep.py bugs: built in parallel, each must name its rule).
-mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),,venv all))
+mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),shadow-tool,venv all))
 	$(FULL_ONLY)
-	$(if $(SHADOW_FLAG),$(MAKE) --no-print-directory SHADOW= shadow-tool && $(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu))
+	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu))
 
 # Every step's student copy with the harness and the tools, no solutions.
 lab-dist:

@@ -89,6 +89,11 @@ class Planted:
 PROOF = REPO / "tests" / "shadow_proof"
 
 
+def matches(only: str, name: str) -> bool:
+    """--only: a comma-separated list; a name matches if it contains any of them (none given: all)."""
+    return not only or any(w and w in name for w in only.split(","))
+
+
 def target_of(diff: pathlib.Path) -> str:
     """The program a proof mistake plants into: a twins folder, or tests/shadow_proof."""
     path = re.search(r"^--- a/(\S+)", diff.read_text(), re.M)[1]
@@ -111,7 +116,7 @@ def planted_mistakes(only: str) -> list[Planted]:
             out.append(Planted(step, d.path, f"{step}.{d.path.stem}", " ".join(rules)))
     for diff in sorted((PROOF / "mistakes").glob("*.diff")):  # code nobody annotated
         out.append(Planted(target_of(diff), diff, f"unannotated.{diff.stem}", bugs.describe(diff)["shadow"]))
-    return [p for p in out if only in p.label]
+    return [p for p in out if matches(only, p.label)]
 
 
 def planted_any(p: Planted) -> pathlib.Path:
@@ -266,7 +271,7 @@ def sweep_correct(a) -> tuple[list[str], bool, str]:
         return [], False, ""
     proof = [("tests/shadow_proof", REPO / "build" / "shadow_proof" / "raw_kernels")]
     for step in [*step_dirs(), "tests/shadow_proof"]:
-        if a.only not in step:
+        if not matches(a.only, step):
             continue
         for label, checked in (proof if step == "tests/shadow_proof" else programs_of(step)):
             normal = REPO / "build" / step if label == step else checked  # a twin, raw PTX: no hooks, one binary
@@ -323,7 +328,7 @@ def sweep_labs(a) -> tuple[list[str], bool, str]:
         return [], False, ""
     out_dir = SWEEP / "labs"
     shutil.rmtree(out_dir, ignore_errors=True)
-    steps = [s for s in step_dirs() if a.only in s]
+    steps = [s for s in step_dirs() if matches(a.only, s)]
     p = subprocess.run([sys.executable, str(REPO / "tools" / "lab_samples.py"), *steps, "--out", str(out_dir)],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -408,7 +413,7 @@ def main() -> int:
     ap.add_argument("step", nargs="?", default="", help="step: the step folder (04_tma_store)")
     ap.add_argument("--tool-lib", default=str(TOOL_LIB), help="the checker's tool (make shadow-tool builds it)")
     ap.add_argument("--sanitizer-lib", default="", help="the folder of libsanitizer-public.so (the Makefile's)")
-    ap.add_argument("--only", default="", help="only the steps or mistakes whose name contains this")
+    ap.add_argument("--only", default="", help="only the steps or mistakes whose name contains one of these (a,b,c)")
     ap.add_argument("--full", action="store_true", help="correct: also the full-size runs")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--nvcc", default="nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
