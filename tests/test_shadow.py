@@ -288,6 +288,11 @@ def test_the_protocols_rules_and_mistakes_agree():
 
 
 # ---- the H200's recorded shadow runs -------------------------------------------------
+def with_stderr(recorded: str) -> str:
+    """A recorded run's output with its stderr lines ("# stderr: ...") as they were: the checker's tool
+    prints its reports there."""
+    return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
+
 PLANTED = [(s, n) for s in STEP_DIRS for n in sorted(bugs.diff_paths(s))]
 
 
@@ -302,7 +307,7 @@ def test_every_planted_mistake_is_caught_by_the_shadow(step_dir, n):
     assert path.is_file(), f"no H200 shadow run of {step_dir}/bugs/{n}.diff: make mutation SHADOW=1 on the H200"
     head, _, out = path.read_text().partition("\n")
     code = int(re.search(r"exit (-?\d+)$", head)[1])
-    caught, shown = bugs.judge_shadow(expect, code, out)
+    caught, shown = bugs.judge_shadow(expect, code, with_stderr(out))
     assert caught, f"{path.name}: {shown}, want {expect}"
 
 
@@ -312,9 +317,9 @@ def test_no_false_alarm_in_the_recorded_shadow_runs(step_dir):
     assert path.is_file(), f"no H200 run of {step_dir}'s shadow build: make shadow FULL=1 on the H200"
     head, _, out = path.read_text().partition("\n")
     code = int(re.search(r"exit (-?\d+)$", head)[1])
-    out = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
-    v = evaluate(load_step(step_dir), out, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
-    assert v.status == "PASS" and not bugs.shadow_rules(out), f"{path.name}: {v.problems[:3]}"
+    stdout = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
+    v = evaluate(load_step(step_dir), stdout, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
+    assert v.status == "PASS" and not bugs.shadow_rules(with_stderr(out)), f"{path.name}: {v.problems[:3]}"
 
 
 def test_a_partial_sweep_keeps_the_other_rows_of_its_table():
