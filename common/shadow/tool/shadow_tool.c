@@ -339,6 +339,10 @@ static const char* disasm_of(Module* m) {
 
 // "kernel (file:line)" for a report's site: a hook's own, or the patched pc's.
 static void where_of(const ShReport* r, char* out, size_t cap) {
+    if (!r->file[0]) {  // no site: the audit at the CTA's end (S3, C1); one word before it, as tools/bugs.py reads
+        snprintf(out, cap, "at-exit (the CTA's end)");
+        return;
+    }
     if (strcmp(r->file, SH_PC_SITE)) {
         snprintf(out, cap, "%s (%s:%u)", r->func, r->file, r->line);
         return;
