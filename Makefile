@@ -130,7 +130,7 @@ TOOL_HOST_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I. -I$(CUDA_
 # kernels (--compile-as-tools-patch, as NVIDIA's compute-sanitizer-samples build theirs).
 TOOL_PATCH_FLAGS = --fatbin --compile-as-tools-patch -gencode arch=compute_90,code=sm_90 -O3 -I. -I$(SANITIZER_HOME)/include
 need_sanitizer = @test -f "$(SANITIZER_HOME)/include/sanitizer.h" -a -n "$(SANITIZER_LIB)" || { echo "$@: needs CUDA's Sanitizer API headers and library: the toolkit's compute-sanitizer folder, or the nvidia-cuda-sanitizer-api wheel in $(VENV) (pip install -r requirements.txt), or SANITIZER_HOME=DIR"; exit 2; }
-$(TOOL)/libshadow_probe.so: common/shadow/tool/probe_inject.c common/shadow/tool/probe_record.h
+$(TOOL)/libshadow_probe.so: common/shadow/tool/probe_inject.c common/shadow/tool/probe_record.h common/shadow/tool/tool_host.h common/shadow/tool/tool_sanitizer.h
 	$(need_sanitizer)
 	@mkdir -p $(@D)
 	$(TOOL_CC) $(TOOL_HOST_FLAGS) -o $@ $< -L$(SANITIZER_LIB) -Wl,-rpath,$(SANITIZER_LIB) -lsanitizer-public -ldl
@@ -148,7 +148,7 @@ $(TOOL)/probe_kernels: common/shadow/tool/probe_kernels.cu $(FLAGS_STAMP)
 TOOL_LIB := $(TOOL)/libshadow_tool.so
 TOOL_PATCHES := $(TOOL)/shadow_patches.fatbin
 SHADOW_STATE := common/shadow/state.h common/shadow/core.h common/shadow/rules.h
-$(TOOL_LIB): common/shadow/tool/shadow_tool.c common/shadow/tool/tool_host.h $(SHADOW_STATE)
+$(TOOL_LIB): common/shadow/tool/shadow_tool.c common/shadow/tool/tool_host.h common/shadow/tool/tool_sanitizer.h $(SHADOW_STATE)
 	$(need_sanitizer)
 	@mkdir -p $(@D)
 	$(TOOL_CC) $(TOOL_HOST_FLAGS) -o $@ $< -L$(SANITIZER_LIB) -Wl,-rpath,$(SANITIZER_LIB) -lsanitizer-public -ldl

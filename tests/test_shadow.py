@@ -207,7 +207,7 @@ def test_every_point_the_tool_patches_has_its_patch_function():
     tool = (REPO / "common" / "shadow" / "tool" / "shadow_tool.c").read_text()
     patches = (REPO / "common" / "shadow" / "tool" / "shadow_patches.cu").read_text()
     named = re.findall(r"\{SANITIZER_INSTRUCTION_(\w+), \"(\w+)\"\}", tool)
-    defined = set(re.findall(r"^PATCH (\w+)\(", patches, re.M))
+    defined = set(re.findall(r"^(?:PATCH |\w+_PATCH\()(\w+)[(,)]", patches, re.M))
     assert len(named) >= 20, named
     missing = [f for _, f in named if f not in defined]
     assert not missing, f"points whose patch function does not exist (the API would refuse them): {missing}"

@@ -13,14 +13,13 @@
 //   SHADOW_PROBE_CLASSES  a comma-separated list of point ids to patch (default: all, 1..40)
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sanitizer.h>
-
 #include "common/shadow/tool/probe_record.h"
+#include "common/shadow/tool/tool_host.h"
+#include "common/shadow/tool/tool_sanitizer.h"
 
 static const struct {
     Sanitizer_InstructionId id;
@@ -110,33 +109,10 @@ static char g_patches[4096];
 static FILE* g_out;
 static int g_initialized, g_exit_registered, g_patch_load_failed;
 
-static const char* result_string(SanitizerResult r) {
-    const char* s = NULL;
-    sanitizerGetResultString(r, &s);
-    return s ? s : "?";
-}
-
 static int find_module(CUmodule m) {
     for (int i = 0; i < g_nmodules; ++i)
         if (g_modules[i].module == m) return i;
     return -1;
-}
-
-// Whether an ELF cubin has a section of this name.
-static int has_section(const char* cubin, size_t bytes, const char* name) {
-    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
-    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
-        e->e_ident[EI_CLASS] != ELFCLASS64)
-        return 0;
-    if (e->e_shoff + (size_t)e->e_shnum * sizeof(Elf64_Shdr) > bytes || e->e_shstrndx >= e->e_shnum) return 0;
-    const Elf64_Shdr* sh = (const Elf64_Shdr*)(cubin + e->e_shoff);
-    const Elf64_Shdr* strtab = &sh[e->e_shstrndx];
-    for (unsigned i = 0; i < e->e_shnum; ++i)
-        if (strtab->sh_offset + sh[i].sh_name < bytes &&
-            !strncmp(cubin + strtab->sh_offset + sh[i].sh_name, name,
-                     bytes - strtab->sh_offset - sh[i].sh_name))
-            return 1;
-    return 0;
 }
 
 static void module_loaded(const Sanitizer_ResourceModuleData* d) {
@@ -145,7 +121,8 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
     if (!have) {
         SanitizerResult r = sanitizerAddPatchesFromFile(g_patches, d->context);
         if (r != SANITIZER_SUCCESS) {
-            fprintf(stderr, "shadow probe: cannot load the patches %s: %s\n", g_patches, result_string(r));
+            fprintf(stderr, "shadow probe: cannot load the patches %s: %s\n", g_patches,
+                    tool_result_string(r));
             g_patch_load_failed = 1;
             return;
         }
@@ -155,7 +132,7 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
     Module* m = &g_modules[g_nmodules++];
     m->module = d->module;
     m->cubin_bytes = d->cubinSize;
-    m->debug_line = has_section(d->pCubin, d->cubinSize, ".debug_line");
+    m->debug_line = tool_has_section(d->pCubin, d->cubinSize, ".debug_line");
     Dl_info info;
     snprintf(m->object, sizeof m->object, "%s",
              dladdr(d->pCubin, &info) && info.dli_fname ? info.dli_fname : "heap");
@@ -311,7 +288,7 @@ int InitializeInjection(void) {
     Sanitizer_SubscriberHandle handle;
     SanitizerResult r = sanitizerSubscribe(&handle, callback, NULL);
     if (r != SANITIZER_SUCCESS) {
-        fprintf(stderr, "shadow probe: sanitizerSubscribe failed: %s\n", result_string(r));
+        fprintf(stderr, "shadow probe: sanitizerSubscribe failed: %s\n", tool_result_string(r));
         return 0;
     }
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);

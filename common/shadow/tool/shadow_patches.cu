@@ -156,29 +156,26 @@ PATCH shadow_bulk_g2s(void* ud, uint64_t pc, uint64_t src, uint32_t dst, uint32_
                   "a bulk load writes");
     return OK;
 }
-PATCH shadow_bulk_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_t blocks) {
-    LAUNCH(ud);
-    (void)dst;
-    sh_on_bulk_read(g, &site, src, blocks * 16u, "a bulk store reads");
-    return OK;
-}
-PATCH shadow_bulk_s2s(void* ud, uint64_t pc, uint32_t src, uint32_t dst, uint32_t bar, uint32_t blocks) {
-    LAUNCH(ud);
-    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, hooked ? bar : SH_NO_BARRIER);
-    return OK;
-}
-PATCH shadow_bulk_reduce_s2g(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_t blocks) {
-    LAUNCH(ud);
-    (void)dst;
-    sh_on_bulk_read(g, &site, src, blocks * 16u, "a bulk reduce reads");
-    return OK;
-}
-PATCH shadow_bulk_reduce_s2s(void* ud, uint64_t pc, uint32_t src, uint32_t dst, uint32_t bar,
-                             uint32_t blocks) {
-    LAUNCH(ud);
-    sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, hooked ? bar : SH_NO_BARRIER);
-    return OK;
-}
+// A bulk store or reduce from this CTA's shared memory into global: it reads
+// `blocks` 16-byte blocks, in the thread's open bulk group.
+#define BULK_READ_PATCH(name, what)                                                  \
+    PATCH name(void* ud, uint64_t pc, uint64_t dst, uint32_t src, uint32_t blocks) { \
+        LAUNCH(ud);                                                                  \
+        (void)dst;                                                                   \
+        sh_on_bulk_read(g, &site, src, blocks * 16u, what);                          \
+        return OK;                                                                   \
+    }
+BULK_READ_PATCH(shadow_bulk_s2g, "a bulk store reads")
+BULK_READ_PATCH(shadow_bulk_reduce_s2g, "a bulk reduce reads")
+// A bulk copy or reduce into a peer's shared memory, completing on its barrier.
+#define PEER_COPY_PATCH(name)                                                                      \
+    PATCH name(void* ud, uint64_t pc, uint32_t src, uint32_t dst, uint32_t bar, uint32_t blocks) { \
+        LAUNCH(ud);                                                                                \
+        sh_on_copy_to_peer(g, &site, src, dst, blocks * 16u, hooked ? bar : SH_NO_BARRIER);        \
+        return OK;                                                                                 \
+    }
+PEER_COPY_PATCH(shadow_bulk_s2s)
+PEER_COPY_PATCH(shadow_bulk_reduce_s2s)
 // st.async / red.async into a peer's shared memory, completing on its barrier.
 PATCH shadow_async_store(void* ud, uint64_t pc, uint32_t addr, uint32_t bar, void* value, uint32_t bytes) {
     LAUNCH(ud);

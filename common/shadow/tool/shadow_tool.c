@@ -31,9 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sanitizer.h>
-
 #include "common/shadow/tool/tool_host.h"
+#include "common/shadow/tool/tool_sanitizer.h"
 
 // cuTensorMapEncodeTiled's arguments as the driver API callback hands them
 // over: cuTensorMapEncodeTiled_params of the toolkit's generated_cuda_meta.h,
@@ -134,12 +133,6 @@ static int g_exit_registered, g_initialized, g_check_all;
 typedef CUresult (*ModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
 typedef char* (*Demangle)(const char*, char*, size_t*, int*);
 
-static const char* result_string(SanitizerResult r) {
-    const char* s = NULL;
-    sanitizerGetResultString(r, &s);
-    return s ? s : "?";
-}
-
 static int find_module(CUmodule m) {
     for (int i = 0; i < g_nmodules; ++i)
         if (g_modules[i].module == m) return i;
@@ -159,7 +152,7 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
         const SanitizerResult r = sanitizerAddPatchesFromFile(g_patch_file, d->context);
         if (r != SANITIZER_SUCCESS) {
             fprintf(stderr, "shadow: cannot load the patch functions %s: %s; nothing is checked\n",
-                    g_patch_file, result_string(r));
+                    g_patch_file, tool_result_string(r));
             m->checked = 0;
             return;
         }
@@ -169,12 +162,12 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
         const SanitizerResult r = sanitizerPatchInstructions(kPoints[i].id, d->module, kPoints[i].patch);
         if (r != SANITIZER_SUCCESS)
             fprintf(stderr, "shadow: instrumentation point %d (%s) not patched: %s\n", (int)kPoints[i].id,
-                    kPoints[i].patch, result_string(r));
+                    kPoints[i].patch, tool_result_string(r));
     }
     const SanitizerResult r = sanitizerPatchModule(d->module);
     if (r != SANITIZER_SUCCESS) {
         fprintf(stderr, "shadow: the module could not be patched: %s; its kernels are not checked\n",
-                result_string(r));
+                tool_result_string(r));
         m->checked = 0;
         return;
     }
@@ -339,7 +332,8 @@ static const char* disasm_of(Module* m) {
 
 // "kernel (file:line)" for a report's site: a hook's own, or the patched pc's.
 static void where_of(const ShReport* r, char* out, size_t cap) {
-    if (!r->file[0]) {  // no site: the audit at the CTA's end (S3, C1); one word before it, as tools/bugs.py reads
+    if (!r->file[0]) {  // no site: the audit at the CTA's end (S3, C1); one word before it, as tools/bugs.py
+                        // reads
         snprintf(out, cap, "at-exit (the CTA's end)");
         return;
     }
@@ -449,7 +443,7 @@ int InitializeInjection(void) {
     Sanitizer_SubscriberHandle handle;
     const SanitizerResult r = sanitizerSubscribe(&handle, callback, NULL);
     if (r != SANITIZER_SUCCESS) {
-        fprintf(stderr, "shadow: sanitizerSubscribe failed: %s; nothing is checked\n", result_string(r));
+        fprintf(stderr, "shadow: sanitizerSubscribe failed: %s; nothing is checked\n", tool_result_string(r));
         return 0;
     }
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);
