@@ -69,8 +69,7 @@ static __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap*
 }
 
 // ---- 1D bulk load: no tensor map; 16-byte aligned, size a multiple of 16 -----
-static __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes,
-                                                 uint64_t* bar) {
+static __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  :
                  : "r"(smem_u32(dst)), "l"(gmem_u64(src)), "r"(bytes), "r"(smem_u32(bar))
