@@ -138,9 +138,9 @@ $(TOOL)/probe_patches.fatbin: common/shadow/tool/probe_patches.cu common/shadow/
 	$(need_sanitizer)
 	@mkdir -p $(@D)
 	$(NVCC) $(TOOL_PATCH_FLAGS) -o $@ -c $<
-$(TOOL)/probe_kernels: common/shadow/tool/probe_kernels.cu $(FLAGS_STAMP)
+$(TOOL)/probe_kernels: tests/shadow_proof/probe_kernels.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(NVCC) $(ALL_FLAGS) -o $@ $< > $@.log 2>&1 || { cat $@.log; exit 1; }
+	$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS) -o $@ $< > $@.log 2>&1 || { cat $@.log; exit 1; }
 	@grep -i "warning" $@.log || true
 # The checker's tool: the injected library and the patch functions that feed
 # the rules (common/shadow/shadow.cuh, core.h). A program runs under it with

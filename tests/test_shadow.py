@@ -168,6 +168,11 @@ def test_the_normal_build_is_the_build_without_the_shadow(stripped_builds, step_
 
 
 # ---- the build with the hooks builds ----------------------------------------------
+def sass_calls(path: pathlib.Path) -> dict[str, int]:
+    """Each function's CALL instructions."""
+    return {f: sum(" CALL" in ln for ln in code) for f, code in dump_sass(path).items()}
+
+
 def test_every_step_builds_with_the_hooks(built):
     p = run(["make", f"-j{os.cpu_count() or 2}", "SHADOW=1", "all"], timeout=1800)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -180,9 +185,7 @@ def test_every_step_builds_with_the_hooks(built):
         if step[:2] not in ("01", "02"):  # 01 and 02 use no wrapper the API cannot see
             # the hooks are static __noinline__ functions, inside each kernel's SASS: a kernel calls them,
             # so some kernel makes more calls than in the normal build (a hook that compiled to nothing adds none)
-            def calls(path):
-                return {f: sum(" CALL" in ln for ln in code) for f, code in dump_sass(path).items()}
-            hooked, plain = calls(b), calls(binary(step))
+            hooked, plain = sass_calls(b), sass_calls(binary(step))
             assert any(n > plain.get(f, 0) for f, n in hooked.items()), f"{step}'s build with the hooks calls no hook"
 
 

@@ -6,8 +6,9 @@
 injected with CUDA_INJECTION64_PATH; common/shadow/tool/probe_inject.c), which
 asks the API to patch EVERY instrumentation point of every module with a
 counting function (probe_patches.cu):
-  - the probe's own program (build/shadow_tool/probe_kernels): each
-    instruction whose patching matters, once, in raw PTX;
+  - the probe's own program (build/shadow_tool/probe_kernels, from
+    tests/shadow_proof/probe_kernels.cu): each instruction whose patching
+    matters, once, in raw PTX;
   - every step and every twin with --quick (build/NN_topic, build/twins/NN_topic),
     each also run once without the probe (the time the probe adds).
 Then every patched pc is placed in the kernel's machine code (cuobjdump -sass of

@@ -149,15 +149,18 @@ static __device__ __forceinline__ int sh_ctx(ShGlobal* g, ShCtx* c, const ShSite
     return 1;
 }
 
-// This CTA's offset of a shared address. In a cluster launch the shared
-// window's address of a CTA's own shared memory carries its rank above bit
-// 24 (on the H200: rank 1's offset 0x400 reads 0x1000400); the state of every
-// CTA is kept by offset, so that a peer's barrier is found at the same one.
-static __device__ __forceinline__ uint32_t sh_offset(uint32_t window_address) {
+// This CTA's offset of a shared address (core.h's sh_smem_offset, which the
+// older core.h lacks). In a cluster launch the shared window's address of a
+// CTA's own shared memory carries its rank above bit 24 (on the H200: rank
+// 1's offset 0x400 reads 0x1000400); the state of every CTA is kept by
+// offset, so that a peer's barrier is found at the same one.
+#ifndef SH_SYNC_NAMED
+static __device__ __forceinline__ uint32_t sh_smem_offset(uint32_t window_address) {
     return window_address & 0xFFFFFFu;
 }
+#endif
 static __device__ __forceinline__ uint32_t sh_smem(const void* p) {
-    return sh_offset((uint32_t)__cvta_generic_to_shared(p));
+    return sh_smem_offset((uint32_t)__cvta_generic_to_shared(p));
 }
 // The cluster rank a shared::cluster address names (mapa's result, a DSMEM operand).
 static __device__ __forceinline__ uint32_t sh_rank_of(uint32_t window_address) {
@@ -283,7 +286,7 @@ static __device__ int sh_map_use(ShGlobal* g, const ShCtx* c, const void* map, u
 
 // ---- the events, one per thing a kernel does -------------------------------------------
 // Each takes the state, the site (a pc, or a hook's file and line) and what
-// the instruction names; shared addresses are window addresses (sh_offset).
+// the instruction names; shared addresses are window addresses (sh_smem_offset).
 #define SH_EVENT static __device__ __noinline__
 #define SH_ENTER(g, site) \
     ShCtx c;              \
@@ -314,12 +317,12 @@ SH_EVENT void sh_on_exit(ShGlobal* g) {
 // store is taken as fenced (S1 is judged only in a build with the hooks).
 SH_EVENT void sh_on_store(ShGlobal* g, const ShSite* site, uint32_t addr, uint32_t bytes, int hooked) {
     SH_ENTER(g, site);
-    sh_wrote(&c, sh_offset(addr), bytes);
+    sh_wrote(&c, sh_smem_offset(addr), bytes);
     if (!hooked) sh_fence_proxy_async(&c);
 }
 SH_EVENT void sh_on_load(ShGlobal* g, const ShSite* site, uint32_t addr, uint32_t bytes) {
     SH_ENTER(g, site);
-    sh_read(&c, sh_offset(addr), bytes);
+    sh_read(&c, sh_smem_offset(addr), bytes);
 }
 // bar.sync (wait 1) or bar.arrive (wait 0) at barrier `id` for `count`
 // threads (0: all of the CTA), and __syncwarp: reported before the
@@ -355,7 +358,7 @@ SH_EVENT void sh_on_remote_access(ShGlobal* g, const ShSite* site, uint32_t addr
     if (!to) return;
     sh_note_remote(&c, to);
 #ifdef SH_SYNC_NAMED
-    if (write) sh_remote_wrote(&c, to, sh_offset(addr), bytes);
+    if (write) sh_remote_wrote(&c, to, sh_smem_offset(addr), bytes);
 #else
     (void)bytes, (void)write;
 #endif
@@ -366,7 +369,7 @@ SH_EVENT void sh_on_remote_access(ShGlobal* g, const ShSite* site, uint32_t addr
 // hooks), the barrier is kept with its bytes unknown (state.h, SH_BAR_HOOKED).
 SH_EVENT void sh_on_mbar_init(ShGlobal* g, const ShSite* site, uint32_t bar, uint32_t count, int hooked) {
     SH_ENTER(g, site);
-    const uint32_t at = sh_offset(bar);
+    const uint32_t at = sh_smem_offset(bar);
     ShBar* b = sh_bar_find(c.cta, at);
     if (!hooked && b && (SH_LD(b->flags) & SH_BAR_HOOK_FRESH)) {
         SH_ST(b->flags, SH_LD(b->flags) & ~(uint32_t)SH_BAR_HOOK_FRESH);
@@ -386,19 +389,19 @@ SH_EVENT void sh_on_mbar_fence_init(ShGlobal* g, const ShSite* site) {
 // one is taken as released to the cluster (X1 is not judged on it).
 SH_EVENT void sh_on_arrive(ShGlobal* g, const ShSite* site, uint32_t bar, uint32_t count) {
     SH_ENTER(g, site);
-    ShCta* to = sh_target(g, &c, sh_rank_of(bar), sh_offset(bar), "arrive on");
+    ShCta* to = sh_target(g, &c, sh_rank_of(bar), sh_smem_offset(bar), "arrive on");
     if (!to) return;
 #ifdef SH_SYNC_NAMED
-    sh_arrive_n(&c, to, sh_offset(bar), 0u, count, to == c.cta ? SH_SCOPE_CTA : SH_SCOPE_CLUSTER);
+    sh_arrive_n(&c, to, sh_smem_offset(bar), 0u, count, to == c.cta ? SH_SCOPE_CTA : SH_SCOPE_CLUSTER);
 #else
-    for (uint32_t i = 0; i < count && i < 1024; ++i) sh_arrive(&c, to, sh_offset(bar), 0u);
+    for (uint32_t i = 0; i < count && i < 1024; ++i) sh_arrive(&c, to, sh_smem_offset(bar), 0u);
 #endif
 }
 // mbarrier.inval: the barrier's life ends (B5: not while a copy toward it may be in flight).
 SH_EVENT void sh_on_mbar_inval(ShGlobal* g, const ShSite* site, uint32_t bar) {
     SH_ENTER(g, site);
 #ifdef SH_SYNC_NAMED
-    sh_mbar_inval(&c, sh_offset(bar));
+    sh_mbar_inval(&c, sh_smem_offset(bar));
 #else
     (void)bar;
 #endif
@@ -409,11 +412,11 @@ SH_EVENT void sh_on_mbar_inval(ShGlobal* g, const ShSite* site, uint32_t bar) {
 SH_EVENT void sh_on_expect_tx(ShGlobal* g, const ShSite* site, uint32_t bar, uint32_t bytes) {
     SH_ENTER(g, site);
 #ifdef SH_SYNC_NAMED
-    sh_arrive_n(&c, c.cta, sh_offset(bar), bytes, 0u, SH_SCOPE_CTA);
+    sh_arrive_n(&c, c.cta, sh_smem_offset(bar), bytes, 0u, SH_SCOPE_CTA);
 #else
-    ShBar* b = sh_bar_find(c.cta, sh_offset(bar));
+    ShBar* b = sh_bar_find(c.cta, sh_smem_offset(bar));
     if (!b) {  // no init: the arrive says so (B1)
-        sh_arrive(&c, c.cta, sh_offset(bar), bytes);
+        sh_arrive(&c, c.cta, sh_smem_offset(bar), bytes);
         return;
     }
     SH_ST(b->flags, SH_LD(b->flags) | SH_BAR_BYTES);
@@ -423,11 +426,11 @@ SH_EVENT void sh_on_expect_tx(ShGlobal* g, const ShSite* site, uint32_t bar, uin
 }
 SH_EVENT void sh_on_wait_done(ShGlobal* g, const ShSite* site, uint32_t bar, uint32_t parity) {
     SH_ENTER(g, site);
-    sh_wait_done(&c, sh_offset(bar), parity);
+    sh_wait_done(&c, sh_smem_offset(bar), parity);
 }
 SH_EVENT void sh_on_wait_gave_up(ShGlobal* g, const ShSite* site, uint32_t bar, uint32_t parity) {
     SH_ENTER(g, site);
-    if (!sh_stopped(g)) sh_wait_gave_up(&c, c.cta, sh_offset(bar), parity);
+    if (!sh_stopped(g)) sh_wait_gave_up(&c, c.cta, sh_smem_offset(bar), parity);
 }
 
 // A copy into shared memory: `dst` and `bar` window addresses (of a peer for a
@@ -449,25 +452,27 @@ static __device__ void sh_copy_unbarriered(const ShCtx* c, ShCta* to, uint32_t d
 SH_EVENT void sh_on_copy_in(ShGlobal* g, const ShSite* site, uint32_t dst, uint32_t bytes, uint32_t bar,
                             uint32_t mask, uint32_t region_bytes, uint32_t swizzle, const char* what) {
     SH_ENTER(g, site);
+    const uint32_t at = sh_smem_offset(dst);
     if (bar == SH_NO_BARRIER) {
         for (uint32_t r = 0; mask && r < 16; ++r) {
             ShCta* to = mask >> r & 1 ? sh_peer_cta(g, r) : NULL;
-            if (to) sh_copy_unbarriered(&c, to, sh_offset(dst), region_bytes, swizzle, what);
+            if (to) sh_copy_unbarriered(&c, to, at, region_bytes, swizzle, what);
         }
         ShCta* to = mask ? NULL : sh_target(g, &c, sh_rank_of(dst), 0u, "a copy into");
-        if (to) sh_copy_unbarriered(&c, to, sh_offset(dst), region_bytes, swizzle, what);
+        if (to) sh_copy_unbarriered(&c, to, at, region_bytes, swizzle, what);
         return;
     }
+    const uint32_t on = sh_smem_offset(bar);
     if (!mask) {
-        ShCta* to = sh_target(g, &c, sh_rank_of(dst), sh_offset(bar), "a copy into");
-        if (to) sh_load_into(&c, to, sh_offset(dst), bytes, region_bytes, sh_offset(bar), swizzle, what);
+        ShCta* to = sh_target(g, &c, sh_rank_of(dst), on, "a copy into");
+        if (to) sh_load_into(&c, to, at, bytes, region_bytes, on, swizzle, what);
         return;
     }
     for (uint32_t r = 0; r < 16; ++r)
         if (mask >> r & 1) {
-            ShCta* to = sh_target(g, &c, r, sh_offset(bar), "a multicast into");
+            ShCta* to = sh_target(g, &c, r, on, "a multicast into");
             if (!to) return;
-            sh_load_into(&c, to, sh_offset(dst), bytes, region_bytes, sh_offset(bar), swizzle, what);
+            sh_load_into(&c, to, at, bytes, region_bytes, on, swizzle, what);
         }
 }
 // A bulk copy from this CTA's shared memory into a peer's: no bulk group; the
@@ -475,21 +480,20 @@ SH_EVENT void sh_on_copy_in(ShGlobal* g, const ShSite* site, uint32_t dst, uint3
 SH_EVENT void sh_on_copy_to_peer(ShGlobal* g, const ShSite* site, uint32_t src, uint32_t dst, uint32_t bytes,
                                  uint32_t bar) {
     SH_ENTER(g, site);
-    if (!sh_check_fenced(&c, c.cta, sh_offset(src), sh_offset(src) + bytes, "a bulk copy to a peer reads"))
-        return;
+    const uint32_t from = sh_smem_offset(src), at = sh_smem_offset(dst);
+    if (!sh_check_fenced(&c, c.cta, from, from + bytes, "a bulk copy to a peer reads")) return;
     const int barred = bar != SH_NO_BARRIER;
-    ShCta* to = sh_target(g, &c, sh_rank_of(dst), barred ? sh_offset(bar) : 0u, "a bulk copy into");
+    ShCta* to = sh_target(g, &c, sh_rank_of(dst), barred ? sh_smem_offset(bar) : 0u, "a bulk copy into");
     if (to && !barred)
-        sh_copy_unbarriered(&c, to, sh_offset(dst), bytes, 0, "a bulk copy from a peer writes");
+        sh_copy_unbarriered(&c, to, at, bytes, 0, "a bulk copy from a peer writes");
     else if (to)
-        sh_load_into(&c, to, sh_offset(dst), bytes, bytes, sh_offset(bar), 0,
-                     "a bulk copy from a peer writes");
+        sh_load_into(&c, to, at, bytes, bytes, sh_smem_offset(bar), 0, "a bulk copy from a peer writes");
 }
 // A bulk store or reduce reading [src, src + bytes) of this CTA, in the thread's open bulk group.
 SH_EVENT void sh_on_bulk_read(ShGlobal* g, const ShSite* site, uint32_t src, uint32_t bytes,
                               const char* what) {
     SH_ENTER(g, site);
-    sh_bulk_read(&c, sh_offset(src), bytes, what);
+    sh_bulk_read(&c, sh_smem_offset(src), bytes, what);
 }
 SH_EVENT void sh_on_bulk_commit(ShGlobal* g, const ShSite* site) {
     SH_ENTER(g, site);
@@ -506,7 +510,7 @@ SH_EVENT void sh_on_fence_proxy_async(ShGlobal* g, const ShSite* site) {
 
 SH_EVENT void sh_on_cp_async(ShGlobal* g, const ShSite* site, uint32_t dst, uint32_t bytes) {
     SH_ENTER(g, site);
-    sh_cp_async(&c, sh_offset(dst), bytes);
+    sh_cp_async(&c, sh_smem_offset(dst), bytes);
 }
 SH_EVENT void sh_on_cp_commit(ShGlobal* g, const ShSite* site) {
     SH_ENTER(g, site);
@@ -551,8 +555,8 @@ static __device__ unsigned long long sh_desc_of_range(const ShCta* cta, uint32_t
 SH_EVENT void sh_on_wgmma_ranges(ShGlobal* g, const ShSite* site, uint32_t a, uint32_t a_bytes, uint32_t b,
                                  uint32_t b_bytes) {
     SH_ENTER(g, site);
-    const unsigned long long db = sh_desc_of_range(c.cta, sh_offset(b), b_bytes);
-    sh_mma(&c, a_bytes ? sh_desc_of_range(c.cta, sh_offset(a), a_bytes) : db, db, 8, 8);
+    const unsigned long long db = sh_desc_of_range(c.cta, sh_smem_offset(b), b_bytes);
+    sh_mma(&c, a_bytes ? sh_desc_of_range(c.cta, sh_smem_offset(a), a_bytes) : db, db, 8, 8);
 }
 SH_EVENT void sh_on_wgmma_commit(ShGlobal* g, const ShSite* site) {
     SH_ENTER(g, site);
@@ -580,20 +584,21 @@ SH_EVENT void sh_on_tma_load(ShGlobal* g, const ShSite* site, uint32_t dst, cons
                              uint32_t mask) {
     SH_ENTER(g, site);
     const ShProps p = sh_props_of(g, map);
-    ShBar* own = sh_bar_find(c.cta, sh_offset(bar));
+    const uint32_t at = sh_smem_offset(dst), on = sh_smem_offset(bar);
+    ShBar* own = sh_bar_find(c.cta, on);
     if (!sh_map_use(g, &c, map, 2, own ? sh_done(SH_LD(own->st)) : 0u,
                     own ? (uint32_t)(own - c.cta->bars) : 0u))
         return;
     const char* what = mask ? "a multicast TMA load writes" : "a TMA load writes";
     if (!mask) {
-        sh_load_into(&c, c.cta, sh_offset(dst), p.load_bytes, p.load_bytes, sh_offset(bar), p.swizzle, what);
+        sh_load_into(&c, c.cta, at, p.load_bytes, p.load_bytes, on, p.swizzle, what);
         return;
     }
     for (uint32_t r = 0; r < 16; ++r)
         if (mask >> r & 1) {
-            ShCta* to = sh_target(g, &c, r, sh_offset(bar), "a multicast into");
+            ShCta* to = sh_target(g, &c, r, on, "a multicast into");
             if (!to) return;
-            sh_load_into(&c, to, sh_offset(dst), p.load_bytes, p.load_bytes, sh_offset(bar), p.swizzle, what);
+            sh_load_into(&c, to, at, p.load_bytes, p.load_bytes, on, p.swizzle, what);
         }
 }
 SH_EVENT void sh_on_tma_store(ShGlobal* g, const ShSite* site, const void* map, uint32_t src,
@@ -601,7 +606,7 @@ SH_EVENT void sh_on_tma_store(ShGlobal* g, const ShSite* site, const void* map, 
     SH_ENTER(g, site);
     const ShProps p = sh_props_of(g, map);
     if (!sh_map_use(g, &c, map, 1, SH_LD(c.cta->threads[c.tid].bk_committed) + 1, 0)) return;
-    sh_bulk_read(&c, sh_offset(src), p.known ? p.box_bytes : 16u, what);
+    sh_bulk_read(&c, sh_smem_offset(src), p.known ? p.box_bytes : 16u, what);
 }
 
 // tensormap.replace, in shared or global memory: the props before the edit
@@ -661,7 +666,15 @@ __device__ ShGlobal* g_shadow_state;  // not static: the tool finds it by name (
     site.line = line; \
     site.func = func; \
     ShGlobal* g = (ShGlobal*)SH_LD(g_shadow_state)
-#define SH_WINDOW(p) ((uint32_t)__cvta_generic_to_shared(p))
+// A hook's shared address as a window address, the form the events take: the
+// CTA's rank above bit 24 (how cvta shows a CTA's own shared memory in a
+// cluster launch), its offset below.
+static __device__ __forceinline__ uint32_t sh_window(const void* p) {
+    uint32_t rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank << 24 | sh_smem_offset((uint32_t)__cvta_generic_to_shared(p));
+}
+#define sh_window(p) sh_window(p)
 
 // Once a rule is broken the program's bounded waits give up (mbarrier.cuh), so the kernel ends.
 static __device__ __forceinline__ int shadow_stopped(void) {
@@ -670,7 +683,7 @@ static __device__ __forceinline__ int shadow_stopped(void) {
 
 static __device__ __noinline__ void shadow_mbar_init(const void* bar, uint32_t count, SH_SITE_ARGS) {
     SH_HOOK;
-    sh_on_mbar_init(g, &site, SH_WINDOW(bar), count, 1);
+    sh_on_mbar_init(g, &site, sh_window(bar), count, 1);
 }
 static __device__ __noinline__ void shadow_mbar_fence_init(SH_SITE_ARGS) {
     SH_HOOK;
@@ -678,14 +691,14 @@ static __device__ __noinline__ void shadow_mbar_fence_init(SH_SITE_ARGS) {
 }
 static __device__ __noinline__ void shadow_expect_tx(const void* bar, uint32_t bytes, SH_SITE_ARGS) {
     SH_HOOK;
-    sh_on_expect_tx(g, &site, SH_WINDOW(bar), bytes);
+    sh_on_expect_tx(g, &site, sh_window(bar), bytes);
 }
 static __device__ __noinline__ void shadow_wait_end(const void* bar, uint32_t parity, bool ok, SH_SITE_ARGS) {
     SH_HOOK;
     if (ok)
-        sh_on_wait_done(g, &site, SH_WINDOW(bar), parity);
+        sh_on_wait_done(g, &site, sh_window(bar), parity);
     else
-        sh_on_wait_gave_up(g, &site, SH_WINDOW(bar), parity);
+        sh_on_wait_gave_up(g, &site, sh_window(bar), parity);
 }
 // SHADOW_WAITED: hands a bounded wait's result on, after telling the checker its parity.
 static __device__ __forceinline__ bool shadow_waited(const void* bar, uint32_t parity,
@@ -700,12 +713,12 @@ static __device__ __noinline__ void shadow_bar_arrive(uint32_t id, uint32_t coun
 static __device__ __noinline__ void shadow_tma_load(void* dst, const void* map, const void* bar,
                                                     uint32_t mask, SH_SITE_ARGS) {
     SH_HOOK;
-    sh_on_tma_load(g, &site, SH_WINDOW(dst), map, SH_WINDOW(bar), mask);
+    sh_on_tma_load(g, &site, sh_window(dst), map, sh_window(bar), mask);
 }
 static __device__ __noinline__ void shadow_tma_store(const void* map, const void* src, const char* what,
                                                      SH_SITE_ARGS) {
     SH_HOOK;
-    sh_on_tma_store(g, &site, map, SH_WINDOW(src), what);
+    sh_on_tma_store(g, &site, map, sh_window(src), what);
 }
 static __device__ __noinline__ void shadow_bulk_commit(SH_SITE_ARGS) {
     SH_HOOK;

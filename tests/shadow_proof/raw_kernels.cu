@@ -1,9 +1,10 @@
 // raw_kernels.cu: four kernels written in raw PTX, with no wrapper and no
 // hook: code nobody annotated, as a learner or a library writes it. The
 // protocol checker (make shadow-NN's tool, common/shadow/) sees them through
-// CUDA's Sanitizer API alone; tests/defects/shadow-raw-*.diff plant a mistake
-// in each, and tools/shadow_sweep.py bugs runs them under the tool, which
-// must name the rule each breaks. Every kernel's output is checked in full.
+// CUDA's Sanitizer API alone; tests/shadow_proof/mistakes/raw-*.diff plant
+// a mistake in them, and tools/shadow_sweep.py bugs runs each under the
+// tool, which must name the rule it breaks. Every kernel's output is
+// checked in full.
 //   pipeline     a two-stage cp.async pipeline; each thread stores its
 //                partner's element (A1, A2)
 //   bulk_rounds  rounds of: the threads fill a buffer, a bulk store reads it,
