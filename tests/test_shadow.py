@@ -238,6 +238,10 @@ def test_a_run_the_tool_did_not_watch_is_no_pass():
     assert status == "FAIL" and why.startswith("A3 shared-race")
     assert shadow_sweep.checked_verdict(1, "check  x .... FAIL  (1 of 2 wrong)\n", summary)[0] == "FAIL"
     assert shadow_sweep.checked_verdict(77, "", "no CUDA device found\n")[0] == "SKIP"
+    # make bug-NN N=n's shadow verdict alike
+    assert bugs.shadow_verdict(0, "RESULT: PASS\n", summary).startswith("PASSED")
+    assert "nothing checked" in bugs.shadow_verdict(0, "RESULT: PASS\n", ""), "the tool did not run"
+    assert bugs.shadow_verdict(1, "", report + summary).startswith("caught by the shadow: A3 ")
 
 
 # ---- the protocol lists of the wrappers -----------------------------------------

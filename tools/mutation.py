@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
-import os
 import pathlib
 import re
 import subprocess
@@ -52,7 +51,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
-from bugs import diff_header, judge_shadow  # noqa: E402
+from bugs import TOOL_SUMMARY, diff_header, judge_shadow, tool_env  # noqa: E402
 import patches  # noqa: E402
 from contract import binary_path  # noqa: E402
 
@@ -137,16 +136,15 @@ def catch(d: Defect) -> tuple[str, str]:
         verdict = {0: "MISSED", 1: "caught"}.get(p.returncode, "STALE")
         return verdict, last if verdict != "STALE" else f"pytest exit {p.returncode}: {last}"
     if kind == "shadow":
-        from shadow_sweep import SUMMARY, TOOL_LIB  # it imports this file
         step, *rules = what.split()
         if run(["make", "SHADOW=1", f"build-{step[:2]}", "shadow-tool"]).returncode != 0:
             return "STALE", "the planted step's shadow build or the checker's tool does not build, so it tests nothing"
         # the build with the hooks, under the checker's tool (its reports and summary line on stderr)
         p = subprocess.run([str(REPO / "build" / "shadow" / step), "--quick"], cwd=REPO, capture_output=True,
-                           text=True, timeout=900, env=dict(os.environ, CUDA_INJECTION64_PATH=str(TOOL_LIB)))
+                           text=True, timeout=900, env=tool_env())
         if p.returncode == 77:
             return "not run", "no Hopper GPU here"
-        if not SUMMARY.search(p.stderr):
+        if not TOOL_SUMMARY.search(p.stderr):
             return "MISSED", f"exit {p.returncode}; the checker's tool did not run (no summary line)"
         caught, shown = judge_shadow(" ".join(rules), p.returncode, p.stdout + "\n" + p.stderr)
         return ("caught" if caught else "MISSED"), shown

@@ -64,10 +64,7 @@ from checker import evaluate, load_step  # noqa: E402
 from contract import GPU_RE, REPO, RESULTS, gpu_slug, step_dirs  # noqa: E402
 
 SWEEP = REPO / "build" / "shadow_sweep"
-TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
-# The tool's last line on stderr: proof that it ran, and what it checked.
-SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<kernels>\d+) kernels, (?P<ctas>\d+) CTAs "
-                     r"\((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
+TOOL_LIB, SUMMARY = bugs.TOOL_LIB, bugs.TOOL_SUMMARY
 # Waits in a planted copy give up after 2 s (10 s by default): a mistake that
 # hangs is reported sooner, and --quick's waits take far less even when slow.
 TIMEOUT_FLAG = "-DMBAR_TIMEOUT_NS=2000000000ull"
@@ -154,14 +151,8 @@ def gpu_name(out: str) -> str:
 
 
 def tool_env(a) -> dict | None:
-    """The environment that loads the checker's tool into a program, or None if it is not built."""
-    lib = pathlib.Path(a.tool_lib)
-    if not lib.is_file():
-        return None
-    env = dict(os.environ, CUDA_INJECTION64_PATH=str(lib))
-    if a.sanitizer_lib:
-        env["LD_LIBRARY_PATH"] = a.sanitizer_lib
-    return env
+    """The environment that loads the checker's tool (--tool-lib) into a program, or None if it is not built."""
+    return bugs.tool_env(pathlib.Path(a.tool_lib), a.sanitizer_lib)
 
 
 def run_checked(binary: pathlib.Path, args: list[str], timeout: float, env: dict | None) -> tuple[int, str, str]:
