@@ -20,8 +20,9 @@ these are built as the normal build (no hooks: what the tool alone sees),
 the twins with CuTe's headers, which only the CPU machine's .venv has:
 `prebuild` builds them there (build/shadow_sweep/, carried to the GPU
 machine), and `bugs` uses a planted binary that is already there. `labs`
-runs the labs' sample fills (tools/lab_samples.py: the solution must pass,
-a protocol fill be caught, a wrong fill fail) under the tool; `correct
+runs the labs' sample fills (tools/lab_samples.py: the solution and every
+other correct fill must pass, a protocol fill be caught, a wrong fill fail;
+a race fill is shown) under the tool; `correct
 --full --runs N` repeats the full-size runs and counts false alarms. --out
 DIR writes the record (shadow_<GPU>.md) and the runs there instead of results/.
 
@@ -310,9 +311,22 @@ def sweep_correct(a) -> tuple[list[str], bool, str]:
     return rows, ok, gpu
 
 
+# The labs' samples (tools/lab_samples.py) this sweep runs, by kind, and what each must do under the checker:
+# a correct fill (the solution, or another way to write it) no alarm, a protocol fill its rule named, a wrong
+# fill its checks failed; a race fill is shown.
+LAB_WANT = {"solution": "PASS", "comments": "PASS", "correct": "PASS", "protocol": "a rule named",
+            "wrong": "the program's checks fail", "race": "shown (not judged)"}
+
+
+def lab_kind(sample: str) -> str | None:
+    """'correct_1_two_tiles' -> 'correct', 'solution' -> 'solution'; None for a sample this sweep does not run."""
+    kind = sample if sample in LAB_WANT else sample.split("_")[0]
+    return kind if kind in LAB_WANT else None
+
+
 def sweep_labs(a) -> tuple[list[str], bool, str]:
-    """Every step's sample fills (tools/lab_samples.py) in the build with the hooks, under the tool: the
-    solution passes, a protocol fill is caught (its rule named), a wrong fill fails."""
+    """Every step's sample fills (tools/lab_samples.py) in the build with the hooks, under the tool: each as
+    LAB_WANT says. A fill is code nobody annotated for the checker: raw PTX, another order, another helper."""
     env = tool_env(a)
     if env is None:
         print(f"shadow_sweep: the checker's tool is not built ({TOOL_LIB.relative_to(REPO)}; make shadow-tool)")
@@ -325,9 +339,12 @@ def sweep_labs(a) -> tuple[list[str], bool, str]:
     if p.returncode != 0:
         print(f"shadow_sweep: tools/lab_samples.py failed:\n{p.stdout}{p.stderr}")
         return [], False, ""
-    want = {"solution": "PASS", "protocol": "a rule named", "wrong": "the program's checks fail"}
-    jobs = [(step, sample, next((out_dir / step / sample / step).glob("*.cu"), None))
-            for step in steps for sample in want if (out_dir / step / sample).is_dir()]
+    jobs = [(step, d.name, next((d / step).glob("*.cu"), None))
+            for step in steps if (out_dir / step).is_dir() for d in sorted((out_dir / step).iterdir())
+            if d.is_dir() and lab_kind(d.name)]
+    if not jobs:
+        print(f"shadow_sweep: tools/lab_samples.py wrote no sample this sweep judges under {out_dir}")
+        return [], False, ""
 
     def build(job):
         step, sample, program = job
@@ -345,7 +362,7 @@ def sweep_labs(a) -> tuple[list[str], bool, str]:
     ok, gpu = True, ""
     for (step, sample, _), binary, log in built:
         if binary is None:
-            rows.append(f"| {step} | {sample} | {want[sample]} | does not build: {log.splitlines()[-1] if log else ''} | |")
+            rows.append(f"| {step} | {sample} | {LAB_WANT[lab_kind(sample)]} | does not build: {log.splitlines()[-1] if log else ''} | |")
             ok = False
             continue
         code, out, err = run_checked(binary, ["--quick"], a.timeout, env)
@@ -355,15 +372,18 @@ def sweep_labs(a) -> tuple[list[str], bool, str]:
         gpu = gpu or gpu_name(out)
         reports = bugs.shadow_rules(out + "\n" + err)
         ran = SUMMARY.search(err) is not None
-        if sample == "solution":
+        kind = lab_kind(sample)
+        if LAB_WANT[kind] == "PASS":
             good = checked_verdict(code, out, err)[0] == "PASS"
-        elif sample == "protocol":
+        elif kind == "protocol":
             good = ran and code != 0 and bool(reports)
-        else:
+        elif kind == "wrong":
             good = ran and code == 1
+        else:  # a race fill: shown, not judged (the checker follows shared memory, racecheck all of it)
+            good = ran
         ok &= good
         first = f"{reports[0]['rule']} {reports[0]['name']}: {reports[0]['text'][:100]}".replace("|", "/") if reports else ""
-        rows.append(f"| {step} | {sample} | {want[sample]} | {'as wanted' if good else 'NOT as wanted'}: exit {code}"
+        rows.append(f"| {step} | {sample} | {LAB_WANT[kind]} | {'as wanted' if good else 'NOT as wanted'}: exit {code}"
                     f"{'' if ran else ', the tool did not run'} | {first} |")
         print(f"shadow_sweep labs {step} {sample}: {rows[-1]}", flush=True)
         if gpu:
