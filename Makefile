@@ -32,11 +32,14 @@ MBAR_TIMEOUT_NS ?=
 TUTORIAL_FLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -I. -Xcompiler -Wall,-Wextra \
                   -Xptxas -warn-spills,-warn-lmem-usage --resource-usage \
                   $(if $(MBAR_TIMEOUT_NS),-DMBAR_TIMEOUT_NS=$(MBAR_TIMEOUT_NS)ull)
-# SHADOW=1: the shadow build, into build/shadow/: every wrapper also keeps its
-# protocol's state and stops the kernel with a report when a rule of the PTX
-# ISA is broken (common/shadow/). Slow, and its timings mean nothing: its
-# check ignores the PERF floors. The normal build's machine code does not
-# change with it (tests/test_shadow.py). The twins are not instrumented.
+# SHADOW=1: the protocol checker (common/shadow/). The steps are built into
+# build/shadow/ with -DTUTORIAL_SHADOW: the wrappers also hand the checker
+# what CUDA's Sanitizer API cannot see (common/shadow/hooks.h); check-NN then
+# runs them under the checker's tool, which sees everything else in the
+# machine code and stops at the first broken rule of the PTX ISA. Slow, and
+# its timings mean nothing: its check ignores the PERF floors. The normal
+# build's machine code does not change with it (tests/test_shadow.py). The
+# twins have no hooks: make shadow-NN runs their normal build under the tool.
 SHADOW ?=
 SHADOW_FLAG := $(if $(filter 1,$(SHADOW)),-DTUTORIAL_SHADOW)
 ALL_FLAGS := $(TUTORIAL_FLAGS) $(SHADOW_FLAG) $(NVCCFLAGS)
@@ -117,6 +120,66 @@ STEP_LINKS = $(eval STEP_LINKS := $(shell $(PYTHON) tools/contract.py links))$(S
 with_rpath = $(if $(1),$(1) -Xlinker -rpath=$(CUDA_HOME)/lib64)
 step_link = $(call with_rpath,$(subst |, ,$(patsubst $(1)=%,%,$(filter $(1)=%,$(STEP_LINKS)))))
 
+# The protocol checker's tool (common/shadow/tool/): a library the CUDA driver
+# loads into a program (CUDA_INJECTION64_PATH) and device functions CUDA's
+# Sanitizer API patches into its kernels. Its headers and library come from the
+# toolkit's compute-sanitizer folder, else from the pinned nvidia-cuda-sanitizer-api
+# wheel in .venv (requirements); SANITIZER_HOME=DIR names another copy.
+SANITIZER_HOME ?= $(patsubst %/include/sanitizer.h,%,$(firstword $(wildcard $(CUDA_HOME)/compute-sanitizer/include/sanitizer.h $(VENV)/lib/python3*/site-packages/nvidia/cu13/include/sanitizer.h)))
+SANITIZER_LIB = $(patsubst %/,%,$(dir $(firstword $(wildcard $(SANITIZER_HOME)/libsanitizer-public.so $(SANITIZER_HOME)/lib/libsanitizer-public.so))))
+TOOL := build/shadow_tool
+TOOL_CC ?= cc
+TOOL_HOST_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I. -I$(CUDA_HOME)/include -I$(SANITIZER_HOME)/include
+# Patch functions: a fatbin of device code the API links into the patched
+# kernels (--compile-as-tools-patch, as NVIDIA's compute-sanitizer-samples build theirs).
+TOOL_PATCH_FLAGS = --fatbin --compile-as-tools-patch -gencode arch=compute_90,code=sm_90 -O3 -I. -I$(SANITIZER_HOME)/include
+need_sanitizer = @test -f "$(SANITIZER_HOME)/include/sanitizer.h" -a -n "$(SANITIZER_LIB)" || { echo "$@: needs CUDA's Sanitizer API headers and library: the toolkit's compute-sanitizer folder, or the nvidia-cuda-sanitizer-api wheel in $(VENV) (pip install -r requirements.txt), or SANITIZER_HOME=DIR"; exit 2; }
+$(TOOL)/libshadow_probe.so: common/shadow/tool/probe_inject.c common/shadow/tool/probe_record.h common/shadow/tool/tool_host.h common/shadow/tool/tool_sanitizer.h
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(TOOL_CC) $(TOOL_HOST_FLAGS) -o $@ $< -L$(SANITIZER_LIB) -Wl,-rpath,$(SANITIZER_LIB) -lsanitizer-public -ldl
+$(TOOL)/probe_patches.fatbin: common/shadow/tool/probe_patches.cu common/shadow/tool/probe_record.h
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(NVCC) $(TOOL_PATCH_FLAGS) -o $@ -c $<
+$(TOOL)/probe_kernels: tests/shadow_proof/probe_kernels.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS) -o $@ $< > $@.log 2>&1 || { cat $@.log; exit 1; }
+	@grep -i "warning" $@.log || true
+# The checker's tool: the injected library and the patch functions that feed
+# the rules (common/shadow/shadow.cuh, core.h). A program runs under it with
+# SHADOW_ENV in front of it (make shadow-NN, check-NN SHADOW=1 do).
+TOOL_LIB := $(TOOL)/libshadow_tool.so
+TOOL_PATCHES := $(TOOL)/shadow_patches.fatbin
+SHADOW_STATE := common/shadow/state.h common/shadow/core.h common/shadow/rules.h
+$(TOOL_LIB): common/shadow/tool/shadow_tool.c common/shadow/tool/tool_host.h common/shadow/tool/tool_sanitizer.h $(SHADOW_STATE)
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(TOOL_CC) $(TOOL_HOST_FLAGS) -o $@ $< -L$(SANITIZER_LIB) -Wl,-rpath,$(SANITIZER_LIB) -lsanitizer-public -ldl
+$(TOOL_PATCHES): common/shadow/tool/shadow_patches.cu common/shadow/shadow.cuh $(SHADOW_STATE)
+	$(need_sanitizer)
+	@mkdir -p $(@D)
+	$(NVCC) $(TOOL_PATCH_FLAGS) -o $@ -c $<
+.PHONY: shadow-tool
+shadow-tool: $(TOOL_LIB) $(TOOL_PATCHES)
+SHADOW_ENV = CUDA_INJECTION64_PATH=$(abspath $(TOOL_LIB)) LD_LIBRARY_PATH=$(SANITIZER_LIB)
+# The sweep's arguments for the tool: where it is and the library it loads.
+SWEEP_TOOL = --tool-lib "$(abspath $(TOOL_LIB))" --sanitizer-lib "$(SANITIZER_LIB)"
+
+# Raw PTX nobody annotated (tests/shadow_proof): the normal build, checked by the tool alone.
+build/shadow_proof/raw_kernels: tests/shadow_proof/raw_kernels.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS) $< -o $@ > $@.log 2>&1 || { cat $@.log; exit 1; }
+	@grep -i "warning" $@.log || true
+
+# The probe (tools/shadow_probe.py): which instructions the API patches, with
+# which arguments, in its own program and in every step and twin. Builds here;
+# `python3 tools/shadow_probe.py run --out DIR` runs it on a GPU.
+.PHONY: shadow-probe
+shadow-probe: $(TOOL)/libshadow_probe.so $(TOOL)/probe_patches.fatbin $(TOOL)/probe_kernels $(BINARIES) $(TWIN_BINS)
+	@echo "built: $^"
+	@echo "on a GPU: python3 tools/shadow_probe.py run --out DIR"
+
 # Per-step targets, generated from the folder list: build-NN run-NN check-NN
 # sass-NN sanitize-NN profile-NN. A binary depends on its .cu, on every header
 # it includes (nvcc -MD writes the list into build/NN_topic.d) and on the
@@ -131,17 +194,24 @@ $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
 	./$(BUILD)/$(2) $(ARGS)
-check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
-	@ok=0; for d in $(call with_twins,$(2)); do \
-	  echo "$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $(call checker_build,$(2))"; \
+check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(if $(SHADOW_FLAG),shadow-tool)
+	@ok=0; rm -f $(BUILD)/$(2).summary; for d in $(call with_twins,$(2)); do \
+	  echo "$(if $(SHADOW_FLAG),SHADOW_ENV )$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $(call checker_build,$(2))"; \
+	  $(if $(SHADOW_FLAG),$(SHADOW_ENV) SHADOW_TOOL_SUMMARY=$(BUILD)/$(2).summary) \
 	  $(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $$$$(test $$$$d = $(2) && echo "$(call checker_build,$(2))") \
-	    || ok=1; done; exit $$$$ok
-# The shadow build of step NN on --quick: passes when no rule is broken and every check passes.
+	    || ok=1; done; \
+	$(if $(SHADOW_FLAG),if [ $$$$ok = 0 ] && ! grep -q ' CTAs ' $(BUILD)/$(2).summary 2>/dev/null; then \
+	  echo "check-$(1) SHADOW=1: FAIL: the checker's tool did not run (no summary in $(BUILD)/$(2).summary): nothing was checked"; ok=1; fi;) \
+	exit $$$$ok
+# Step NN on --quick under the protocol checker: its build with the hooks,
+# and its twins' normal build (no hooks: what the tool alone sees). Passes
+# when the tool ran, no rule broke and every check passed; SKIP (77) with no
+# GPU; without the Sanitizer API's headers the tool cannot be built (exit 2).
 shadow-$(1):
 	@$(MAKE) --no-print-directory SHADOW=1 build-$(1)
-	@echo "./build/shadow/$(2) --quick"; ./build/shadow/$(2) --quick > build/shadow/$(2).quick.log 2>&1; code=$$$$?; \
-	  grep -E "^check .* FAIL|^ +(shadow|hung):" build/shadow/$(2).quick.log; \
-	  echo "shadow-$(1): $$$$( [ $$$$code = 0 ] && echo "PASS: no rule broken, every check passed" || echo "FAIL (exit $$$$code)" ); log build/shadow/$(2).quick.log"; exit $$$$code
+	@$(if $(call twin_bin,$(2)),$(MAKE) --no-print-directory $(call twin_bin,$(2)))
+	@$(MAKE) --no-print-directory shadow-tool > build/shadow/tool.log 2>&1 || { tail -1 build/shadow/tool.log; echo "(the steps' programs still run: a machine without a GPU says so)"; }
+	@$(PYTHON) tools/shadow_sweep.py step $(2) $(SWEEP_TOOL) --timeout $(CHECK_TIMEOUT)
 sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
 	@ok=0; for d in $(call with_twins,$(2)); do echo "==== $$$$d: each kernel's key instructions (tools/sass.py)"; \
 	  $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
@@ -199,18 +269,19 @@ $(EXP_BINS): $(BUILD)/experiments/%: results/experiments/%.cu $(FLAGS_STAMP)
 
 # Aggregates run every step, report each, and fail at the end if any step
 # failed or was skipped (exit 77 is never a pass).
-check: all
+check: all $(if $(SHADOW_FLAG),shadow-tool)
 	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do \
-	  $(LABEL); $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) \
+	  $(LABEL); $(if $(SHADOW_FLAG),$(SHADOW_ENV)) $(PYTHON) tools/checker.py $$d --timeout $(CHECK_TIMEOUT) \
 	    $(if $(SHADOW_FLAG),--binary $(BUILD)/$$d --shadow) || failed="$$failed $$n"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make check: failed or skipped:$$failed"; exit 1; fi; \
 	echo "make check: every step passed"
-# Every step's shadow build on --quick, timed beside the normal build (its
-# overhead); FULL=1 also at full size against the expected output. On a GPU.
-shadow: $(BINARIES)
+# Every step and twin under the protocol checker on --quick, timed beside the
+# normal build (its overhead); FULL=1 also at full size against the expected
+# output. On a GPU.
+shadow: $(BINARIES) $(TWIN_BINS) shadow-tool build/shadow_proof/raw_kernels
 	@$(MAKE) --no-print-directory SHADOW=1 $(addprefix build/shadow/,$(STEP_DIRS))
-	$(PYTHON) tools/shadow_sweep.py correct $(if $(FULL),--full)
+	$(PYTHON) tools/shadow_sweep.py correct $(if $(FULL),--full) $(SWEEP_TOOL)
 sanitize: all
 	@failed=""; for d in $(sort $(STEP_DIRS) $(TWIN_DIRS)); do $(LABEL); \
 	  bash tools/sanitize.sh $$d || failed="$$failed $$n"; done; \
@@ -249,9 +320,9 @@ test: $(if $(BUNDLE),,venv all)
 # Not part of `make test`: it rebuilds and reruns a lot.
 # SHADOW=1 instead: every planted mistake in the shadow build, on a GPU
 # (tools/shadow_sweep.py bugs: built in parallel, each must name its rule).
-mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),,venv all))
+mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),shadow-tool,venv all))
 	$(FULL_ONLY)
-	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)",$(VPY) tools/mutation.py $(if $(GPU),--gpu))
+	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu))
 
 # Every step's student copy with the harness and the tools, no solutions.
 lab-dist:
@@ -286,8 +357,10 @@ help:
 	@echo "  make check-NN        run step NN and check it against NN_*/expected_output.txt; then its twins"
 	@echo "  make sass-NN         the SASS lines that show step NN's instructions, per kernel (and its twins')"
 	@echo "  make sanitize-NN     compute-sanitizer memcheck, racecheck, synccheck on step NN --quick, and its twins"
-	@echo "  make shadow-NN       the shadow build of step NN on --quick: stops at the first broken protocol rule"
-	@echo "  make shadow [FULL=1] every step's shadow build on --quick (FULL=1: full size too), timed beside the normal one"
+	@echo "  make shadow-NN       step NN and its twins on --quick under the protocol checker (common/shadow/): the first broken rule"
+	@echo "  make shadow [FULL=1] every step and twin under the checker on --quick (FULL=1: full size too), timed beside the normal one"
+	@echo "  make shadow-tool     build the checker's tool (CUDA's Sanitizer API: a library and its patch functions)"
+	@echo "  make shadow-probe    build the probe of what the Sanitizer API sees (python3 tools/shadow_probe.py run, on a GPU)"
 	@echo "  make profile-NN      Nsight Compute counters that step NN's check.py declares, into results/"
 	@echo "  make bug-NN [N=k]    step NN's planted mistakes (NN_*/bugs/*.diff); N=k: apply k, build, run, say what showed"
 	@echo "  make check           every check-NN; fails if any fails or is skipped"
@@ -308,7 +381,8 @@ help:
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
-	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL, PREBUILT=1 (grade-class),"
+	@echo "           SHADOW=1 (build with the checker's hooks into build/shadow/, check under its tool), FULL, PREBUILT=1 (grade-class),"
+	@echo "           SANITIZER_HOME (the Sanitizer API's headers and library),"
 	@echo "           CUDA_HOME (the toolkit), NVCC (the compiler)"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 

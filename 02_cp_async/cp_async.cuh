@@ -19,14 +19,12 @@
 //   [%1] global source: a 64-bit global address ("l"), gmem_u64;
 //   cp-size, and N of wait_group, are immediates ("n");
 //   "memory" clobber: the compiler must not move ordinary loads and stores of
-//   shared memory across these instructions;
-//   SHADOW_SITE, SHADOW(...): empty in a normal build (common/shadow/hooks.h);
-//   in the shadow build the wrapper also tells the protocol checker what it
-//   does, and from where it was called.
+//   shared memory across these instructions.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
+// the rule the protocol checker (make shadow-02, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
 //   1. Each thread issues its copies (cp_async_*) into shared memory that
 //      no asynchronous reader still reads                                [S2]
 //   2. It closes them into a group (cp_async_commit_group), one group per
@@ -59,9 +57,8 @@ static __device__ __forceinline__ uint64_t gmem_u64(const void* p) {
 // .ca: cache in L1 and L2 ("cache at all levels"). cp-size 4, 8 or 16 bytes;
 // both addresses aligned to cp-size. SASS: LDGSTS.E / .E.64 / .E.128.
 template <int BYTES>
-static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* gmem_src SHADOW_SITE) {
+static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* gmem_src) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async cp-size is 4, 8 or 16");
-    SHADOW(cp_async(smem_dst, BYTES SHADOW_PASS));
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "n"(BYTES)
@@ -70,8 +67,7 @@ static __device__ __forceinline__ void cp_async_ca(void* smem_dst, const void* g
 
 // .cg: cache in L2 only, bypassing L1 ("cache global"). 16 bytes only.
 // SASS: LDGSTS.E.BYPASS.128.
-static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void* gmem_src SHADOW_SITE) {
-    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
+static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void* gmem_src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src))
@@ -83,8 +79,7 @@ static __device__ __forceinline__ void cp_async_cg16(void* smem_dst, const void*
 // not a multiple of 16 bytes: nothing past src + src_bytes is read.
 // src_bytes > 16 is undefined. SASS: LDGSTS.E.BYPASS.128.ZFILL.
 static __device__ __forceinline__ void cp_async_cg16_zfill(void* smem_dst, const void* gmem_src,
-                                                           uint32_t src_bytes SHADOW_SITE) {
-    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
+                                                           uint32_t src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                  :
                  : "r"(smem_u32(smem_dst)), "l"(gmem_u64(gmem_src)), "r"(src_bytes)
@@ -97,8 +92,7 @@ static __device__ __forceinline__ void cp_async_cg16_zfill(void* smem_dst, const
 // valid-looking; it is never dereferenced). SASS: LDGSTS.E.BYPASS.128 with a
 // guard predicate as its last operand (..., !P0).
 static __device__ __forceinline__ void cp_async_cg16_ignore_src(void* smem_dst, const void* gmem_src,
-                                                                int ignore SHADOW_SITE) {
-    SHADOW(cp_async(smem_dst, 16u SHADOW_PASS));
+                                                                int ignore) {
     asm volatile(
         "{\n"
         "  .reg .pred p;\n"
@@ -112,8 +106,7 @@ static __device__ __forceinline__ void cp_async_cg16_ignore_src(void* smem_dst, 
 
 // Close this thread's current group of copies (an empty group is legal).
 // SASS: LDGDEPBAR.
-static __device__ __forceinline__ void cp_async_commit_group(SHADOW_SITE_ONLY) {
-    SHADOW(cp_commit(SHADOW_PASS_ONLY));
+static __device__ __forceinline__ void cp_async_commit_group(void) {
     asm volatile("cp.async.commit_group;" : : : "memory");
 }
 
@@ -123,15 +116,13 @@ static __device__ __forceinline__ void cp_async_commit_group(SHADOW_SITE_ONLY) {
 //   wait_group<0>: everything committed so far is complete.
 //   wait_group<2>: NOT "wait for group 2"; the newest 2 groups may still fly.
 template <int N>
-static __device__ __forceinline__ void cp_async_wait_group(SHADOW_SITE_ONLY) {
+static __device__ __forceinline__ void cp_async_wait_group(void) {
     static_assert(N >= 0 && N <= 7, "cp.async.wait_group takes a small immediate");
     asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
-    SHADOW(cp_wait(N SHADOW_PASS));
 }
 
 // Wait for every copy this thread issued, committed or not (the compiler
 // emits LDGDEPBAR then DEPBAR.LE SB0, 0x0: commit, then wait for zero pending).
-static __device__ __forceinline__ void cp_async_wait_all(SHADOW_SITE_ONLY) {
+static __device__ __forceinline__ void cp_async_wait_all(void) {
     asm volatile("cp.async.wait_all;" : : : "memory");
-    SHADOW(cp_wait_all(SHADOW_PASS_ONLY));
 }

@@ -16,9 +16,15 @@
 // phase just before the current one, only later if P names the current one.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
-//   1. One thread initializes each barrier, once (inval before reuse)    [B1 B5]
+// the rule the protocol checker (make shadow-03, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
+// (SHADOW_SITE, SHADOW(...): empty in a normal build. The checker sees every
+// mbarrier operation through CUDA's Sanitizer API, but not an init's count,
+// an expect_tx's bytes nor a wait's parity: with -DTUTORIAL_SHADOW, the
+// build make shadow-NN checks, these wrappers hand it those; hooks.h.)
+//   1. One thread initializes each barrier with its arrival count, once
+//      (inval before reuse)                                              [B1 B5]
 //   2. fence.mbarrier_init, then a barrier that publishes the init: a
 //      __syncthreads(), or barrier.cluster when other CTAs use it        [B1]
 //   3. Each phase gets its arrivals, all of them (arrive; arrive.expect_tx
@@ -40,7 +46,7 @@
 // `count` arrivals complete a phase (1 for a barrier that only the issuing
 // thread arrives on). `bar` must be 8-byte aligned shared memory.
 static __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count SHADOW_SITE) {
-    SHADOW(mbar_init(bar, count SHADOW_PASS));
+    SHADOW(mbar_init(bar, count SHADOW_PASS));  // the count
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(smem_u32(bar)), "r"(count) : "memory");
 }
 
@@ -74,7 +80,7 @@ static __device__ __forceinline__ void mbar_init_cta(uint64_t* bars, int n, uint
 // step: the phase now also waits for that many bytes to land. `_` discards
 // the returned phase state.
 static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes SHADOW_SITE) {
-    SHADOW(arrive(bar, bytes SHADOW_PASS));
+    SHADOW(expect_tx(bar, bytes SHADOW_PASS));  // the bytes (the API sees the arrival)
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                  :
                  : "r"(smem_u32(bar)), "r"(bytes)
@@ -82,8 +88,7 @@ static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint
 }
 
 // Arrive once, no bytes: a consumer saying "I am done with this stage".
-static __device__ __forceinline__ void mbar_arrive(uint64_t* bar SHADOW_SITE) {
-    SHADOW(arrive(bar, 0u SHADOW_PASS));
+static __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" : : "r"(smem_u32(bar)) : "memory");
 }
 
@@ -149,7 +154,7 @@ static __device__ __forceinline__ bool wait_gave_up(uint64_t start, const char* 
     if (waited <= 1000000ull) return false;  // a copy merely in flight lands well within 1 ms
     if (*(volatile unsigned int*)&g_wait_report.reported) return true;
 #ifdef TUTORIAL_SHADOW
-    if (shadow_stopped()) return true;  // the shadow build found a rule broken: end the kernel
+    if (shadow_stopped()) return true;  // the protocol checker found a rule broken: end the kernel
 #endif
     if (waited <= MBAR_TIMEOUT_NS) return false;
     wait_report(what, file, line, detail_name, detail, waited);

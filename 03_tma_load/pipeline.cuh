@@ -34,8 +34,9 @@ static __device__ __forceinline__ bool elect_one_sync(void) {
 // register cap at entry (__launch_bounds__(threads, 1) or -maxrregcount),
 // else ptxas ignores it (warning C7508). Registers gained by .inc start
 // undefined. sm_90a only (the binaries are built for it).
-// (The shadow build leaves registers where the launch put them: its checks
-// are function calls, which cannot live in 40 registers.)
+// (The build with the protocol checker's hooks, -DTUTORIAL_SHADOW, leaves
+// registers where the launch put them: its hooks are function calls, which
+// cannot live in 40 registers.)
 template <int N>
 static __device__ __forceinline__ void setmaxnreg_dec(void) {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes 24..256, a multiple of 8");

@@ -223,11 +223,6 @@ static inline CUresult encode_tensor_map(const TensorMapSpec* s, CUtensorMap* ma
     const CUresult r =
         tensor_map_encoder()(map, s->dtype, s->rank, (void*)s->address, dims, strides, box, estr,
                              CU_TENSOR_MAP_INTERLEAVE_NONE, s->swizzle, s->l2_promotion, s->oob);
-#ifdef TUTORIAL_SHADOW
-    if (r == CUDA_SUCCESS)  // the shadow learns what one copy through this map moves
-        shadow_register_map(map, (uint32_t)tensor_elem_bytes(s->dtype), s->rank, box, estr,
-                            (uint32_t)s->swizzle);
-#endif
     return r;
 }
 

@@ -47,9 +47,8 @@ __global__ void __launch_bounds__(THREADS)
     }
     MBAR_WAIT(&bar, 0);
     for (uint32_t i = threadIdx.x; i < BOX * BOX; i += blockDim.x) box[i] += 1;  // generic-proxy writes
-    SHADOW_WROTE(box, BOX * BOX * 4);  // (the shadow build: these writes need the fence)
-    fence_proxy_async_shared();        // EVERY writing thread, before the barrier
-    __syncthreads();                   // the box is complete; hand it to thread 0
+    fence_proxy_async_shared();  // EVERY writing thread, before the barrier
+    __syncthreads();             // the box is complete; hand it to thread 0
     if (threadIdx.x == 0) {
         tma_store_2d(&out_map, col0, row0, box);  // only the in-bounds part is written
         bulk_commit_group();
@@ -152,7 +151,6 @@ __global__ void __launch_bounds__(32) fence_probe(uint32_t* out) {
     for (uint32_t r = 0; r < PROBE_ROUNDS; ++r) {
         const uint32_t v = (blockIdx.x * PROBE_ROUNDS + r) * 2 + 1;  // odd, never poison, new each round
         for (uint32_t i = 0; i < PROBE_WORDS / 4; ++i) buf[i] = make_uint4(v, v, v, v);
-        SHADOW_WROTE(buf, PROBE_WORDS * 4);
         fence_proxy_async_shared();
         bulk_store(out + ((size_t)blockIdx.x * PROBE_ROUNDS + r) * PROBE_WORDS, buf, PROBE_WORDS * 4);
         bulk_commit_group();
@@ -189,7 +187,6 @@ __global__ void __launch_bounds__(THREADS) bulk_store_kernel(uint32_t* out, uint
     const uint32_t words = chunk_bytes / 4;
     const size_t base = (size_t)blockIdx.x * words;
     for (uint32_t i = threadIdx.x; i < words; i += blockDim.x) buf[i] = (uint32_t)(base + i);
-    SHADOW_WROTE(buf, chunk_bytes);
     fence_proxy_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -13,10 +13,11 @@
 // step 02's cp.async groups.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
-//   1. Threads write the box with ordinary stores (an action: the shadow
-//      records the writes that step 2 must fence)
+// the rule the protocol checker (make shadow-04, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
+//   1. Threads write the box with ordinary stores (an action: the checker
+//      sees each store, and which of them step 2 must fence)
 //   2. Every writing thread runs fence.proxy.async.shared::cta           [S1]
 //      04_tma_store/bugs/1.diff, 06_transpose/bugs/2.diff
 //   3. Then a barrier hands the box to one thread (the fence before the
@@ -27,9 +28,13 @@
 //      that may still read)                                              [S2]
 //   6. wait_group.read 0 (or wait_group 0) before the CTA ends           [S3]
 //   7. wait_group 0 before anything reads what the store wrote (this
-//      thread, or another after a barrier): not checked at run time, no
-//      wrapper sees the global reads; the programs read the output after
-//      the kernel ends, when every bulk group is complete
+//      thread, or another after a barrier): not checked at run time, the
+//      checker follows shared memory, not global; the programs read the
+//      output after the kernel ends, when every bulk group is complete
+// (CUDA's Sanitizer API sees the 1D bulk store and the stores of step 1,
+// not the tensor store, the commit, the proxy fence nor which wait is
+// .read: their wrappers hand those to the checker in the build with
+// -DTUTORIAL_SHADOW, hooks.h.)
 #pragma once
 
 #include "03_tma_load/tma_load.cuh"  // smem_u32, gmem_u64, CUtensorMap, fence_proxy_async_shared
@@ -49,8 +54,7 @@ static __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int3
 }
 
 // ---- 1D bulk store: no tensor map; 16-byte aligned, size a multiple of 16 ----
-static __device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes SHADOW_SITE) {
-    SHADOW(bulk_store(src, bytes, "a bulk store reads" SHADOW_PASS));
+static __device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes) {
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
                  :
                  : "l"(gmem_u64(dst)), "r"(smem_u32(src)), "r"(bytes)

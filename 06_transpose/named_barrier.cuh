@@ -23,10 +23,13 @@ static __device__ __forceinline__ void named_barrier_sync(void) {
 // bar.arrive: count this warp in at barrier ID and go on without waiting. The
 // other THREADS - (these) threads wait there with bar.sync: a one-way signal
 // between warp groups (step 09's ping-pong consumers hand the tensor cores
-// over with it). SASS: BAR.ARV.
+// over with it). SASS: BAR.ARV. (The protocol checker's tool sees every
+// bar.sync, not bar.arrive: its hook, in the build with -DTUTORIAL_SHADOW,
+// says which threads this arrive orders ahead; common/shadow/hooks.h.)
 template <int ID, int THREADS>
-static __device__ __forceinline__ void named_barrier_arrive(void) {
+static __device__ __forceinline__ void named_barrier_arrive(SHADOW_SITE_ONLY) {
     static_assert(ID >= 1 && ID <= 15, "barrier 0 is __syncthreads(): use 1..15");
     static_assert(THREADS % 32 == 0, "a named barrier counts whole warps");
+    SHADOW(bar_arrive(ID, THREADS SHADOW_PASS));
     asm volatile("bar.arrive %0, %1;" : : "n"(ID), "n"(THREADS) : "memory");
 }

@@ -16,8 +16,9 @@
 // address there names a CTA (its rank, 0 .. size-1) and an offset in it.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
+// the rule the protocol checker (make shadow-07, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
 //   1. Every CTA initializes its barriers and runs fence.mbarrier_init;
 //      then barrier.cluster arrive and wait, before any CTA arrives on or
 //      copies into a peer's barrier                                      [B1]
@@ -29,6 +30,9 @@
 //      wrote it (a remote arrive) only when it is done reading           [P1]
 //   5. A last barrier.cluster, after every remote operation, before any
 //      CTA of the cluster ends                                           [C1]
+// (CUDA's Sanitizer API sees the cluster barriers, the remote arrives and
+// stores and the copy to a peer; the multicast load, a tensor copy, its
+// wrapper hands to the checker in the build with -DTUTORIAL_SHADOW, hooks.h.)
 #pragma once
 
 #include "03_tma_load/mbarrier.cuh"  // bounded_wait, smem_u32
@@ -54,19 +58,17 @@ static __device__ __forceinline__ uint32_t cluster_nctarank(void) {
 // together). .release orders this thread's earlier memory operations (and,
 // after fence.mbarrier_init, its barrier inits) before the arrival; the
 // .acquire wait orders everything after it behind all the cluster's arrivals.
-static __device__ __forceinline__ void cluster_arrive(SHADOW_SITE_ONLY) {
-    SHADOW(cluster_arrive(SHADOW_PASS_ONLY));
+static __device__ __forceinline__ void cluster_arrive(void) {
     asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
 }
 
-static __device__ __forceinline__ void cluster_wait(SHADOW_SITE_ONLY) {
+static __device__ __forceinline__ void cluster_wait(void) {
     asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
-    SHADOW(cluster_wait(SHADOW_PASS_ONLY));
 }
 
-static __device__ __forceinline__ void cluster_sync(SHADOW_SITE_ONLY) {
-    cluster_arrive(SHADOW_PASS_ONLY);
-    cluster_wait(SHADOW_PASS_ONLY);
+static __device__ __forceinline__ void cluster_sync(void) {
+    cluster_arrive();
+    cluster_wait();
 }
 
 // The shared::cluster address of the same variable in CTA `rank`: this CTA's
@@ -86,8 +88,7 @@ static __device__ __forceinline__ uint32_t mapa_shared(const void* p, uint32_t r
 // thread: ptxas puts MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR in front of the
 // arrive, one wait for the stores per tile, and on the H200 the multicast
 // broadcast ran 2.2 times slower with it (the lesson has the numbers).
-static __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_t rank SHADOW_SITE) {
-    SHADOW(arrive_remote(bar, rank SHADOW_PASS));
+static __device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_t rank) {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" : : "r"(mapa_shared(bar, rank)) : "memory");
 }
 
@@ -143,8 +144,7 @@ static __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CU
 // DESTINATION's barrier: the sender gets no bulk group and no signal, so it
 // must learn from the receiver (a cluster barrier) when its source was read.
 static __device__ __forceinline__ void bulk_copy_to_peer(void* dst, const void* src, uint32_t bytes,
-                                                         uint64_t* bar, uint32_t rank SHADOW_SITE) {
-    SHADOW(copy_to_peer(dst, src, bytes, bar, rank SHADOW_PASS));
+                                                         uint64_t* bar, uint32_t rank) {
     asm volatile(
         "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
         :

@@ -23,8 +23,9 @@
 // anything in this grid reads the result.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
+// the rule the protocol checker (make shadow-07, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
 //   1. The op is allowed for the map's element type: the host checks the
 //      table (reduce_rule_broken) before any launch
 //      07_reduce_multicast/bugs/1.diff
@@ -105,8 +106,7 @@ static __device__ __forceinline__ void tma_reduce_2d(const CUtensorMap* map, int
                  : "memory")
 
 template <ReduceOp OP, typename T>
-static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_t bytes SHADOW_SITE) {
-    SHADOW(bulk_store(src, bytes, "a bulk reduce reads" SHADOW_PASS));
+static __device__ __forceinline__ void bulk_reduce(T* dst, const T* src, uint32_t bytes) {
     constexpr bool u32 = std::is_same<T, uint32_t>::value, f32 = std::is_same<T, float>::value;
     static_assert(u32 || (f32 && OP == RED_ADD),
                   "cp.reduce.async.bulk: an f32 reduces with .add only (the PTX ISA has no "

@@ -19,8 +19,9 @@
 // (fence.proxy.tensormap acquire on the map's address).
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
+// the rule the protocol checker (make shadow-08, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
 //   1. Before a map is rewritten, every bulk store through it has read it
 //      (wait_group.read) and every load through it has landed            [M1]
 //      08_descriptor_update/bugs/3.diff, 10_grouped_gemm/bugs/1.diff
@@ -34,8 +35,11 @@
 //      wrote)                                                            [M3]
 //      08_descriptor_update/bugs/1.diff, 10_grouped_gemm/bugs/2.diff
 //   4. A flag that tells another CTA the map is ready is raised with a
-//      release and read with an acquire: no wrapper sees the flag, so the
-//      shadow does not check it; make test's fence pins do
+//      release and read with an acquire: the checker follows shared memory
+//      and the maps, not a flag in global memory; make test's fence pins do
+// (CUDA's Sanitizer API sees none of the tensormap instructions, and no
+// tensor copy: these wrappers hand them to the checker in the build with
+// -DTUTORIAL_SHADOW, hooks.h.)
 #pragma once
 
 #include <cuda.h>

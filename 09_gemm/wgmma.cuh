@@ -22,8 +22,9 @@
 // execute it, converged, with the same operands.
 //
 // Protocol, in the order a kernel follows it. Each step names, in brackets,
-// the rule the shadow build (make SHADOW=1, common/shadow/rules.h) checks as
-// the kernel runs, and the planted mistake that breaks it, if there is one:
+// the rule the protocol checker (make shadow-09, common/shadow/rules.h)
+// checks as the kernel runs, and the planted mistake that breaks it, if
+// there is one:
 //   1. The stage is in shared memory (its full barrier waited), written by
 //      the TMA with the swizzle the descriptor names                     [W3]
 //      09_gemm/bugs/1.diff
@@ -37,6 +38,10 @@
 //      09_gemm/bugs/3.diff
 //   5. Nothing rewrites a stage while a group still reads it             [S2]
 //   6. wgmma.wait_group 0 before the accumulators are read               [W2]
+// (CUDA's Sanitizer API sees the fence, each MMA with the shared memory it
+// reads, the group it closes and the waits; not a descriptor's swizzle nor
+// a read of the accumulators: the MMA's and wgmma_fence_operands' hooks
+// hand those to the checker in the build with -DTUTORIAL_SHADOW, hooks.h.)
 #pragma once
 
 #include "02_cp_async/cp_async.cuh"  // smem_u32
@@ -81,14 +86,12 @@ static __device__ __forceinline__ uint64_t smem_desc_sw128(const void* tile) {
 // threads have touched since (zeroing, the epilogue's reads of the previous
 // tile): the async unit must see the registers as the threads left them.
 // CUTLASS issues it once per batch of MMAs, as this step does.
-static __device__ __forceinline__ void wgmma_fence(SHADOW_SITE_ONLY) {
+static __device__ __forceinline__ void wgmma_fence(void) {
     asm volatile("wgmma.fence.sync.aligned;" : : : "memory");
-    SHADOW(wgmma_fence(SHADOW_PASS_ONLY));
 }
 
 // Close the current group: every wgmma.mma_async issued since the last commit.
-static __device__ __forceinline__ void wgmma_commit_group(SHADOW_SITE_ONLY) {
-    SHADOW(wgmma_commit(SHADOW_PASS_ONLY));
+static __device__ __forceinline__ void wgmma_commit_group(void) {
     asm volatile("wgmma.commit_group.sync.aligned;" : : : "memory");
 }
 
@@ -97,10 +100,9 @@ static __device__ __forceinline__ void wgmma_commit_group(SHADOW_SITE_ONLY) {
 // N = 1 keeps one batch of MMAs running while the stage of the batch before
 // is handed back to the producer.
 template <int N>
-static __device__ __forceinline__ void wgmma_wait_group(SHADOW_SITE_ONLY) {
+static __device__ __forceinline__ void wgmma_wait_group(void) {
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
     asm volatile("wgmma.wait_group.sync.aligned %0;" : : "n"(N) : "memory");
-    SHADOW(wgmma_wait(N SHADOW_PASS));
 }
 
 // The compiler sees the MMA's outputs as ready when the asm "returns", not

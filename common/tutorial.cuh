@@ -24,7 +24,7 @@
 #error "this tutorial needs CUDA 12.0 or newer (Hopper sm_90a, PTX ISA 8.0)"
 #endif
 
-#include "common/shadow/hooks.h"  // empty macros, unless this is the shadow build (make SHADOW=1)
+#include "common/shadow/hooks.h"  // empty macros, unless built for the protocol checker (-DTUTORIAL_SHADOW)
 
 // ---- 1. Errors and exit codes ----------------------------------------------
 enum {
@@ -73,7 +73,7 @@ static inline void* xmalloc(size_t bytes, const char* what) {
     return p;
 }
 
-// The shadow build's protocol checker (make SHADOW=1): nothing in a normal build.
+// The protocol checker's hooks (-DTUTORIAL_SHADOW, make shadow-NN): nothing in a normal build.
 #include "common/shadow/shadow.cuh"
 
 // ---- 2. The command line: parse_cli, require_divisor (common/cli.h) --------------
@@ -107,9 +107,6 @@ static inline void require_hopper(void) {
                    prop.name);
     CUDA_CHECK(cudaSetDevice(0));
     g_gpu_in_use = 1;
-#ifdef TUTORIAL_SHADOW
-    shadow_host_init();
-#endif
 }
 
 // Sizes are checked against the memory there is BEFORE anything is allocated:
@@ -200,29 +197,12 @@ __device__ WaitReport g_wait_report;  // not static: each program is one transla
 
 // Host, after the launches that waited: the report of a wait that gave up, as
 // one line into `text`, cleared for the next launch. Returns 1 if there was one.
-// The shadow build adds its report, if a rule broke (a second line: "shadow: ...").
 #define REPORT_CAP 1024
 static inline int take_wait_report(char* text, size_t cap) {
     if (!g_gpu_in_use) return 0;
     WaitReport r;
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpyFromSymbol(&r, g_wait_report, sizeof r));
-#ifdef TUTORIAL_SHADOW
-    char shadow[512];
-    if (shadow_take_report(shadow, sizeof shadow)) {
-        if (!r.reported)
-            snprintf(text, cap, "%s", shadow);
-        else
-            snprintf(text, cap,
-                     "hung: block (%u,%u,%u) thread %u gave up after %.1f s waiting on %s (%s:%u), "
-                     "%s %u\n       %s",
-                     r.block[0], r.block[1], r.block[2], r.thread, r.waited_ns * 1e-9, r.what, r.file, r.line,
-                     r.detail_name, r.detail, shadow);
-        memset(&r, 0, sizeof r);
-        CUDA_CHECK(cudaMemcpyToSymbol(g_wait_report, &r, sizeof r));
-        return 1;
-    }
-#endif
     if (!r.reported) return 0;
     snprintf(text, cap,
              "hung: block (%u,%u,%u) thread %u gave up after %.1f s waiting on %s (%s:%u), %s %u; the "
@@ -405,7 +385,6 @@ static inline int timer_next(Timer* t) {
         }
         return 0;
     }
-    SHADOW(between_runs(t->stream));  // the shadow build audits each run apart (its timings mean nothing)
     if (t->i >= t->warmup) CUDA_CHECK(cudaEventRecord(t->start, t->stream));
     ++t->i;
     return 1;

@@ -1,6 +1,7 @@
-"""The shadow build (make SHADOW=1, common/shadow/): its rules on the CPU, the
-normal build's machine code unchanged by it, the shadow build itself, the
-wrappers' protocol lists, and the runs recorded on the H200.
+"""The protocol checker (common/shadow/): its rules on the CPU, the normal
+build's machine code unchanged by the wrappers' hooks, the build with the hooks
+and the checker's tool (CUDA's Sanitizer API), the wrappers' protocol lists,
+and the runs recorded on the H200.
 
 - Every rule of common/shadow/rules.h holds on a correct event sequence and
   breaks on a wrong one, the first rule a sequence breaks is the one named,
@@ -15,6 +16,10 @@ wrappers' protocol lists, and the runs recorded on the H200.
 - The normal build's SASS and register counts equal those of the same
   sources with every shadow line deleted (line numbers kept): the hooks
   compile to nothing.
+- The tool builds; its host logic (which modules it checks, where a pc is in
+  the source, what a tensor map moves, the report line) holds on the CPU
+  (tests/unit_shadow_tool.cu); every point it patches has its patch function,
+  and a run it did not watch is never a pass.
 - Every wrapper header opens with its protocol; each step names the rule that
   checks it and the planted mistake that breaks it, and they agree.
 - Every planted mistake's shadow run recorded on the H200 names the rule its
@@ -170,7 +175,9 @@ def test_the_stripper_removes_every_shadow_line():
 def stripped_tree(root: pathlib.Path) -> pathlib.Path:
     for d in ["common", *STEP_DIRS]:
         for src in (REPO / d).rglob("*"):
-            if src.suffix in (".cu", ".cuh", ".h") and "twins" not in src.parts and "bugs" not in src.parts:
+            # common/shadow is the checker itself: the normal build includes none of it
+            if src.suffix in (".cu", ".cuh", ".h") and not {"twins", "bugs"} & set(src.parts) \
+                    and not src.is_relative_to(REPO / "common" / "shadow"):
                 dst = root / src.relative_to(REPO)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 dst.write_text(strip_shadow(src.read_text()))
@@ -216,15 +223,81 @@ def test_the_normal_build_is_the_build_without_the_shadow(stripped_builds, step_
     assert set(got_sass) == set(want_sass)
 
 
-# ---- the shadow build builds ------------------------------------------------------
-def test_every_step_builds_as_the_shadow_build():
+# ---- the build with the hooks builds ----------------------------------------------
+def sass_calls(path: pathlib.Path) -> dict[str, int]:
+    """Each function's CALL instructions."""
+    return {f: sum(" CALL" in ln for ln in code) for f, code in dump_sass(path).items()}
+
+
+def test_every_step_builds_with_the_hooks(built):
     p = run(["make", f"-j{os.cpu_count() or 2}", "SHADOW=1", "all"], timeout=1800)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    from sass import find_tool
     for step in STEP_DIRS:
         b = REPO / "build" / "shadow" / step
         assert b.is_file(), f"{b} missing"
-        names = "".join(dump_sass(b))
-        assert "shadow_audit_kernel" in names, f"{step}'s shadow build has no shadow in it"
+        elf = subprocess.run([str(find_tool("cuobjdump")), "-elf", str(b)], capture_output=True, text=True).stdout
+        assert "g_shadow_state" in elf, f"{step}'s build with the hooks has no g_shadow_state: the tool cannot reach it"
+        if step[:2] not in ("01", "02"):  # 01 and 02 use no wrapper the API cannot see
+            # the hooks are static __noinline__ functions, inside each kernel's SASS: a kernel calls them,
+            # so some kernel makes more calls than in the normal build (a hook that compiled to nothing adds none)
+            hooked, plain = sass_calls(b), sass_calls(binary(step))
+            assert any(n > plain.get(f, 0) for f, n in hooked.items()), f"{step}'s build with the hooks calls no hook"
+
+
+# ---- the checker's tool ------------------------------------------------------------
+def test_the_tool_builds():
+    p = run(["make", "shadow-tool"], timeout=600)
+    if p.returncode == 2 and "needs CUDA's Sanitizer API" in p.stdout + p.stderr:
+        pytest.skip("no Sanitizer API headers here: the nvidia-cuda-sanitizer-api wheel (requirements.txt) is not "
+                    "installed and the toolkit has no compute-sanitizer folder")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    for f in ("libshadow_tool.so", "shadow_patches.fatbin"):
+        assert (REPO / "build" / "shadow_tool" / f).is_file(), f
+
+
+def test_the_tool_s_host_logic(tmp_path, monkeypatch):
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    for name, flags in (("with", ["-lineinfo"]), ("without", [])):
+        p = run(["nvcc", "-cubin", "-arch=sm_90a", *flags, str(src), "-o", str(tmp_path / f"{name}.cubin")])
+        assert p.returncode == 0, p.stderr
+    monkeypatch.setenv("SHADOW_UNIT_CUBINS", f"{tmp_path / 'with.cubin'}:{tmp_path / 'without.cubin'}")
+    p = run_unit("tests/unit_shadow_tool.cu", tmp_path)
+    m = bugs.SHADOW_LINE.match(re.search(r"^report (.*)$", p.stdout, re.M)[1])
+    assert m and m["rule"] == "S1" and m["func"] == "add_one" and m["where"].startswith("tma_store.cu:53"), \
+        "the tool's report line is not what tools/bugs.py reads"
+
+
+def test_every_point_the_tool_patches_has_its_patch_function():
+    tool = (REPO / "common" / "shadow" / "tool" / "shadow_tool.c").read_text()
+    patches = (REPO / "common" / "shadow" / "tool" / "shadow_patches.cu").read_text()
+    named = re.findall(r"\{SANITIZER_INSTRUCTION_(\w+), \"(\w+)\"\}", tool)
+    defined = set(re.findall(r"^(?:PATCH |\w+_PATCH\()(\w+)[(,)]", patches, re.M))
+    assert len(named) >= 20, named
+    missing = [f for _, f in named if f not in defined]
+    assert not missing, f"points whose patch function does not exist (the API would refuse them): {missing}"
+    points = [pt for pt, _ in named]
+    assert len(points) == len(set(points)), "a point patched twice"
+    # CUDA_BARRIER_ATTEMPT fires at every mbarrier operation (the probe): with CUDA_BARRIER too, each arrive counts twice
+    assert "CUDA_BARRIER_ATTEMPT" in points and "CUDA_BARRIER" not in points
+
+
+def test_a_run_the_tool_did_not_watch_is_no_pass():
+    import shadow_sweep
+    summary = "shadow: checked 3 launches of 2 kernels, 40 CTAs (0 unchecked: their slot was in use); no rule broken\n"
+    assert shadow_sweep.checked_verdict(0, "RESULT: PASS\n", summary)[0] == "PASS"
+    assert shadow_sweep.checked_verdict(0, "RESULT: PASS\n", "")[0] == "FAIL", "the tool did not run"
+    assert shadow_sweep.checked_verdict(0, "", summary.replace("40 CTAs", "0 CTAs"))[0] == "FAIL", "no CTA checked"
+    report = "       shadow: A3 shared-race: read of shared 0x10; block (0,0,0) thread 1, k (x.cu:3)\n"
+    status, why = shadow_sweep.checked_verdict(1, "", report + summary)
+    assert status == "FAIL" and why.startswith("A3 shared-race")
+    assert shadow_sweep.checked_verdict(1, "check  x .... FAIL  (1 of 2 wrong)\n", summary)[0] == "FAIL"
+    assert shadow_sweep.checked_verdict(77, "", "no CUDA device found\n")[0] == "SKIP"
+    # make bug-NN N=n's shadow verdict alike
+    assert bugs.shadow_verdict(0, "RESULT: PASS\n", summary).startswith("PASSED")
+    assert "nothing checked" in bugs.shadow_verdict(0, "RESULT: PASS\n", ""), "the tool did not run"
+    assert bugs.shadow_verdict(1, "", report + summary).startswith("caught by the shadow: A3 ")
 
 
 # ---- the protocol lists of the wrappers -----------------------------------------
@@ -285,6 +358,11 @@ def test_the_protocols_rules_and_mistakes_agree():
 
 
 # ---- the H200's recorded shadow runs -------------------------------------------------
+def with_stderr(recorded: str) -> str:
+    """A recorded run's output with its stderr lines ("# stderr: ...") as they were: the checker's tool
+    prints its reports there."""
+    return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
+
 PLANTED = [(s, n) for s in STEP_DIRS for n in sorted(bugs.diff_paths(s))]
 
 
@@ -299,7 +377,7 @@ def test_every_planted_mistake_is_caught_by_the_shadow(step_dir, n):
     assert path.is_file(), f"no H200 shadow run of {step_dir}/bugs/{n}.diff: make mutation SHADOW=1 on the H200"
     head, _, out = path.read_text().partition("\n")
     code = int(re.search(r"exit (-?\d+)$", head)[1])
-    caught, shown = bugs.judge_shadow(expect, code, out)
+    caught, shown = bugs.judge_shadow(expect, code, with_stderr(out))
     assert caught, f"{path.name}: {shown}, want {expect}"
 
 
@@ -309,9 +387,9 @@ def test_no_false_alarm_in_the_recorded_shadow_runs(step_dir):
     assert path.is_file(), f"no H200 run of {step_dir}'s shadow build: make shadow FULL=1 on the H200"
     head, _, out = path.read_text().partition("\n")
     code = int(re.search(r"exit (-?\d+)$", head)[1])
-    out = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
-    v = evaluate(load_step(step_dir), out, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
-    assert v.status == "PASS" and not bugs.shadow_rules(out), f"{path.name}: {v.problems[:3]}"
+    stdout = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
+    v = evaluate(load_step(step_dir), stdout, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
+    assert v.status == "PASS" and not bugs.shadow_rules(with_stderr(out)), f"{path.name}: {v.problems[:3]}"
 
 
 def test_a_partial_sweep_keeps_the_other_rows_of_its_table():

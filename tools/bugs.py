@@ -35,6 +35,7 @@ tool's own errors (a diff that does not apply or build).
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import re
 import shlex
@@ -48,6 +49,21 @@ from contract import REPO, step_dirs  # noqa: E402
 
 FIELDS = ("what", "tells", "shadow")
 SHADOW_DEFINE = "-DTUTORIAL_SHADOW"
+# The protocol checker's tool (make shadow-tool), which a shadow run loads: without it the hooks do nothing.
+TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
+# The tool's last line on stderr: proof that it ran, and what it checked.
+TOOL_SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<kernels>\d+) kernels, (?P<ctas>\d+) "
+                          r"CTAs \((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
+
+
+def tool_env(lib: pathlib.Path = TOOL_LIB, sanitizer_lib: str = "") -> dict | None:
+    """The environment that loads the checker's tool into a program, or None if it is not built."""
+    if not lib.is_file():
+        return None
+    env = dict(os.environ, CUDA_INJECTION64_PATH=str(lib))
+    if sanitizer_lib:
+        env["LD_LIBRARY_PATH"] = sanitizer_lib
+    return env
 
 
 def diff_paths(step: str) -> dict[int, pathlib.Path]:
@@ -123,12 +139,14 @@ def shadow_rules(out: str) -> list[re.Match]:
     return [m for m in map(SHADOW_LINE.match, out.splitlines()) if m]
 
 
-def shadow_verdict(code: int, out: str) -> str:
-    """What the shadow build's run of a planted mistake showed."""
-    rules = shadow_rules(out)
+def shadow_verdict(code: int, out: str, err: str | None = None) -> str:
+    """What the shadow build's run of a planted mistake showed (`err`, its stderr: where the tool reports)."""
+    rules = shadow_rules(out + "\n" + (err or ""))
     if rules:
         m = rules[0]
         return f"caught by the shadow: {m['rule']} {m['name']} ({m['func']}, {m['where']})"
+    if err is not None and code != 77 and not TOOL_SUMMARY.search(err):
+        return f"exit {code}; nothing checked: the checker's tool did not run (make shadow-tool builds it)"
     return {0: "PASSED: the shadow found no broken rule, and every check passed",
             1: "caught by the program's own checks (exit 1); no protocol rule broken",
             2: "refused: the program stopped before any launch (exit 2)",
@@ -164,9 +182,9 @@ def verdict(code: int, out: str = "") -> str:
             124: "hung: the run passed the timeout (exit 124)"}.get(code, f"exit {code}")
 
 
-def run_binary(binary: pathlib.Path, args: list[str], timeout: float) -> tuple[int, str, str]:
+def run_binary(binary: pathlib.Path, args: list[str], timeout: float, env: dict | None = None) -> tuple[int, str, str]:
     try:
-        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout)
+        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout, env=env)
         return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         return 124, "", f"timed out after {timeout:.0f} s"
@@ -184,13 +202,15 @@ def shadow_args(shadow: str, args: list[str]) -> list[str]:
 
 
 def run_shadow(step: str, n: int, nvcc: str, link: str, timeout: float, args: list[str]) -> tuple[int, str, str]:
-    """The same planted copy as the shadow build, run with --quick (at full size if the diff's `shadow:`
-    line says --full) unless `args` say otherwise."""
+    """The same planted copy as the shadow build, run under the checker's tool with --quick (at full size if
+    the diff's `shadow:` line says --full) unless `args` say otherwise."""
     tree = REPO / "build" / "bugs" / f"{step}.bug{n}"
     if not tree.is_dir():
         tree = planted_tree(step, n, REPO / "build" / "bugs")
     binary = build(step, tree, f"{nvcc} {SHADOW_DEFINE}", link, "program_shadow")
-    return run_binary(binary, shadow_args(describe(diff_paths(step)[n])["shadow"], args), timeout)
+    # the tool, built or brought up to date (where it cannot be, the verdict says nothing was checked)
+    subprocess.run(["make", "--no-print-directory", "shadow-tool"], cwd=REPO, capture_output=True)
+    return run_binary(binary, shadow_args(describe(diff_paths(step)[n])["shadow"], args), timeout, tool_env())
 
 
 def recorded(step: str, n: int, suffix: str = "") -> str:
@@ -245,10 +265,10 @@ def main() -> int:
     sys.stderr.write(err)
     print(f"{name}: {verdict(code, out)}")
     print(f"--- the shadow build ({' '.join(shadow_args(info.get('shadow', ''), program_args)) or 'full size'}):")
-    for ln in sout.splitlines():
+    for ln in (sout + serr).splitlines():
         if re.match(r"^check\s.* FAIL |^\s+(shadow|hung):", ln):
             print(ln)
-    print(f"{name}, shadow build: {shadow_verdict(scode, sout)}")
+    print(f"{name}, shadow build: {shadow_verdict(scode, sout, serr)}")
     return code
 
 

@@ -25,8 +25,9 @@ learners' (they also say how the program tells). A catcher is
                                              the step built with the diff and run (with --quick
                                              unless --full) must exit 1 (or N: 2 is a refusal),
                                              and each named check line (a glob: layout_*) FAIL
-    shadow:<NN_topic> RULE [RULE ...]        the step's shadow build (make SHADOW=1) with the diff,
-                                             run with --quick, must fail, its first report naming
+    shadow:<NN_topic> RULE [RULE ...]        the step's build with the checker's hooks (make SHADOW=1)
+                                             with the diff, run with --quick under the checker's tool
+                                             (common/shadow/), must fail, its first report naming
                                              one of the rules (common/shadow/rules.h)
 
 A diff that no longer applies, or a catcher that cannot run (a pytest node
@@ -50,7 +51,7 @@ import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
-from bugs import diff_header, judge_shadow  # noqa: E402
+from bugs import TOOL_SUMMARY, diff_header, judge_shadow, tool_env  # noqa: E402
 import patches  # noqa: E402
 from contract import binary_path  # noqa: E402
 
@@ -136,12 +137,16 @@ def catch(d: Defect) -> tuple[str, str]:
         return verdict, last if verdict != "STALE" else f"pytest exit {p.returncode}: {last}"
     if kind == "shadow":
         step, *rules = what.split()
-        if run(["make", "SHADOW=1", f"build-{step[:2]}"]).returncode != 0:
-            return "STALE", "the planted step's shadow build does not build, so it tests nothing"
-        p = run([str(REPO / "build" / "shadow" / step), "--quick"], timeout=900)
+        if run(["make", "SHADOW=1", f"build-{step[:2]}", "shadow-tool"]).returncode != 0:
+            return "STALE", "the planted step's shadow build or the checker's tool does not build, so it tests nothing"
+        # the build with the hooks, under the checker's tool (its reports and summary line on stderr)
+        p = subprocess.run([str(REPO / "build" / "shadow" / step), "--quick"], cwd=REPO, capture_output=True,
+                           text=True, timeout=900, env=tool_env())
         if p.returncode == 77:
             return "not run", "no Hopper GPU here"
-        caught, shown = judge_shadow(" ".join(rules), p.returncode, p.stdout)
+        if not TOOL_SUMMARY.search(p.stderr):
+            return "MISSED", f"exit {p.returncode}; the checker's tool did not run (no summary line)"
+        caught, shown = judge_shadow(" ".join(rules), p.returncode, p.stdout + "\n" + p.stderr)
         return ("caught" if caught else "MISSED"), shown
     if kind != "gpu":
         return "STALE", f"unknown catcher kind {kind!r}"

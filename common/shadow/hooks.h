@@ -1,17 +1,20 @@
-// hooks.h: how the wrappers call the shadow build's protocol checker
-// (common/shadow/shadow.cuh). In a normal build every macro here is empty:
-// the wrappers, and the machine code of every kernel, are exactly what they
-// would be without them (tests/test_shadow.py compares the SASS). With
-// -DTUTORIAL_SHADOW (make SHADOW=1) each wrapper also reports what it does.
+// hooks.h: how the wrappers hand the protocol checker (common/shadow/) what
+// CUDA's Sanitizer API cannot see: a tensor TMA copy, a bulk group's commit
+// and which wait is .read, a proxy fence, an mbarrier's count, an expect_tx's
+// bytes and a wait's parity, bar.arrive, the tensor-map edits and fences, a wgmma's
+// descriptors and the threads' reads of its accumulators (the probe's record:
+// common/shadow/README.md). Everything else the checker's tool sees in the
+// machine code itself. In a normal build every macro here is empty: the
+// wrappers, and the machine code of every kernel, are exactly what they would
+// be without them (tests/test_shadow.py compares the SASS). With
+// -DTUTORIAL_SHADOW (the build make shadow-NN checks) each such wrapper also
+// calls its hook, common/shadow/shadow.cuh.
 //
-//   void mbar_arrive(uint64_t* bar SHADOW_SITE)   the caller's file, line and
-//                                                 function, as default arguments
-//   SHADOW(arrive(bar, ... SHADOW_PASS));         calls shadow_arrive(...)
-//   SHADOW_WROTE(box, bytes);                     in a kernel: this thread wrote
-//                                                 (part of) box with ordinary stores
-//   SHADOW_READ(p, bytes);                        this thread reads p..p+bytes
+//   void mbar_init(uint64_t* bar, uint32_t count SHADOW_SITE)   the caller's file,
+//                                                 line and function, as default arguments
+//   SHADOW(mbar_init(bar, count SHADOW_PASS));    calls shadow_mbar_init(...)
 //   SHADOW_WAITED(bar, parity, done)              a bounded wait's result `done`,
-//                                                 which the shadow also learns
+//                                                 which the checker also learns, with the parity
 #pragma once
 
 #ifdef TUTORIAL_SHADOW
@@ -22,8 +25,6 @@
 #define SHADOW_PASS_ONLY shadow_file_, shadow_line_, shadow_func_
 #define SHADOW_PASS , SHADOW_PASS_ONLY
 #define SHADOW(call) shadow_##call
-#define SHADOW_WROTE(p, bytes) shadow_wrote((p), (uint32_t)(bytes), __FILE__, __LINE__, __func__)
-#define SHADOW_READ(p, bytes) shadow_read((p), (uint32_t)(bytes), __FILE__, __LINE__, __func__)
 #define SHADOW_WAITED(bar, parity, ...) shadow_waited((bar), (parity), __VA_ARGS__)
 #else
 #define SHADOW_SITE_ONLY
@@ -31,7 +32,11 @@
 #define SHADOW_PASS_ONLY
 #define SHADOW_PASS
 #define SHADOW(call)
-#define SHADOW_WROTE(p, bytes)
-#define SHADOW_READ(p, bytes)
 #define SHADOW_WAITED(bar, parity, done) (done)
 #endif
+
+// The old annotations of the threads' own shared-memory stores and loads:
+// the checker now sees every one of them. Empty in every build, until the
+// last kernel that still carries one drops it.
+#define SHADOW_WROTE(p, bytes)
+#define SHADOW_READ(p, bytes)
