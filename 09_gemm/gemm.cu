@@ -74,7 +74,8 @@ static void run_parts(const Gemm* g, ShapeKind kind) {
     // Stream-K's tail (stream_k.cuh): the last round's tiles cut along K, so
     // that no cluster idles through a partly empty round; with either epilogue.
     GEMM_PART("stream_k", g, all, TAIL_NONE, launch_stream_k<Best>(g, band));
-    GEMM_PART("stream_k_tma_store", g, true, TAIL_STORE, launch_stream_k<Best::WithEpilogue<EPI_TMA_STORE>>(g, band));
+    GEMM_PART("stream_k_tma_store", g, true, TAIL_STORE,
+              launch_stream_k<Best::WithEpilogue<EPI_TMA_STORE>>(g, band));
     // The ablation: the best kernel with one mechanism off at a time.
     GEMM_PART("ablate_no_multicast", g, all, TAIL_NONE, launch_gemm<Best::NoMulticast>(g, true, band, 1));
     GEMM_PART("ablate_no_setmaxnreg", g, all, TAIL_NONE, launch_gemm<Best::NoSetmaxnreg>(g, true, band, 1));

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import subprocess
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -100,6 +101,14 @@ def occurrences(haystack: list[str], needle: list[str]) -> list[int]:
 
 
 def candidate_files(tree: pathlib.Path) -> list[pathlib.Path]:
+    """The text files a hunk may have moved to: in a git checkout, the tracked ones (a stray copy of old
+    sources beside them must not answer for the code); elsewhere (a planted copy), every one."""
+    if (tree / ".git").exists():
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=tree, capture_output=True, text=True)
+        if listed.returncode == 0:
+            paths = [tree / f for f in listed.stdout.split("\0") if f]
+            return [p for p in paths if p.is_file() and not SKIP_PARTS.intersection(p.relative_to(tree).parts[:-1])
+                    and p.suffix in SEARCH_SUFFIXES]
     out = []
     for p in sorted(tree.rglob("*")):
         rel = p.relative_to(tree)

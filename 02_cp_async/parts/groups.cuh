@@ -13,7 +13,6 @@
 static __device__ __forceinline__ void consume_row(const float4* tile, float4* out, int row,
                                                    unsigned partner) {
     __syncthreads();
-    SHADOW_READ(&tile[row * THREADS + partner], sizeof(float4));
     out[row * THREADS + partner] = tile[row * THREADS + partner];
 }
 

@@ -47,7 +47,6 @@ static __device__ __forceinline__ void pipeline_tiles(float4* stage, const float
         float4 v[VEC];
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
-            SHADOW_READ(&cur[j * THREADS + partner], sizeof(float4));  // (the shadow build's cp.async rules)
             v[j] = cur[j * THREADS + partner];
         }
         __syncthreads();  // everyone has read this stage: it may be refilled

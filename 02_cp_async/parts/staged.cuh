@@ -34,7 +34,6 @@ __global__ void __launch_bounds__(THREADS) staged(const float4* __restrict__ in,
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
             tile[j * THREADS + t] = r[j];
-            SHADOW_WROTE(&tile[j * THREADS + t], sizeof(float4));  // (the shadow build's race rule)
         }
     } else {
 #pragma unroll
@@ -45,7 +44,6 @@ __global__ void __launch_bounds__(THREADS) staged(const float4* __restrict__ in,
     __syncthreads();  // ...and now everyone's: partners may be read
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
-        SHADOW_READ(&tile[j * THREADS + partner], sizeof(float4));  // (the shadow build's cp.async rules)
         out[(size_t)blockIdx.x * TILE4 + j * THREADS + partner] = tile[j * THREADS + partner];
     }
 }

@@ -33,7 +33,6 @@ __global__ void __launch_bounds__(BATCH_THREADS)
         const uint32_t b = k / TILE;
         transpose_box<true>(a + b * TILE * TILE, t + b * TILE * TILE, k % TILE, threadIdx.x % TILE);
     }
-    SHADOW_WROTE(t, BATCH * TILE * TILE * 4);
     fence_proxy_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -51,8 +51,7 @@ static __device__ __forceinline__ void box_per_block(const CUtensorMap* in_map, 
     }
     MBAR_WAIT(&bar, 0);
     transpose_box<SWIZZLED>(a, t, threadIdx.x / TILE, threadIdx.x % TILE);
-    SHADOW_WROTE(t, TILE * TILE * 4);  // (the shadow build: these writes need the fence)
-    fence_proxy_async_shared();        // every writing thread, before the barrier
+    fence_proxy_async_shared();  // every writing thread, before the barrier
     __syncthreads();
     if (threadIdx.x == 0) {
         store_transposed(out_map, c0, r0, t);

@@ -145,7 +145,6 @@ __global__ void __launch_bounds__(32 + PIPE_CONSUMERS)
         const uint32_t tile = current;
         if (tile == ntiles) break;
         transpose_tile(in_stage + s * PIPE_TILE_FLOATS, out, tid);
-        SHADOW_WROTE(out, PIPE_TILE_FLOATS * 4);
         __syncwarp();
         if (tid % 32 == 0) mbar_arrive(&empty[s]);  // this warp has read stage s
         fence_proxy_async_shared();

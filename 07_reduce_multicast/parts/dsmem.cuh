@@ -32,8 +32,6 @@ __global__ void __cluster_dims__(DS_CLUSTER, 1, 1) __launch_bounds__(RT_THREADS)
         send[i] = dsmem_word(seed, blockIdx.x, i);
         recv[i] = POISON_WORD;
     }
-    SHADOW_WROTE(send, sizeof send);
-    SHADOW_WROTE(recv, sizeof recv);
     fence_proxy_async_shared();  // send is read, recv written, by the async proxy
     if (threadIdx.x == 0) {
         mbar_init(&bar, 1);

@@ -45,8 +45,7 @@ __global__ void __launch_bounds__(RT_THREADS)
     const uint32_t r0 = blockIdx.x / tiles_c * RT_ROWS, c0 = blockIdx.x % tiles_c * RT_COLS;
     for (uint32_t e = threadIdx.x; e < RT_ELEMS; e += RT_THREADS)
         box[e] = op_source(OP, seed, k, (r0 + e / RT_COLS) * OPS_COLS + c0 + e % RT_COLS);
-    SHADOW_WROTE(box, sizeof box);  // (the shadow build: these writes need the fence)
-    fence_proxy_async_shared();     // these generic writes before the TMA's async-proxy read
+    fence_proxy_async_shared();  // these generic writes before the TMA's async-proxy read
     __syncthreads();
     if (threadIdx.x == 0) {
         // LAB-BEGIN: reduce the box into this block's output tile with the op OP (tma_reduce.cuh; the coordinates are a load's)
@@ -64,7 +63,6 @@ __global__ void __launch_bounds__(RT_THREADS) reduce_ops_bulk(uint32_t* out, uin
     __shared__ alignas(128) uint32_t run[RT_ELEMS];
     const uint32_t first = blockIdx.x * RT_ELEMS, k = blockIdx.y;
     for (uint32_t e = threadIdx.x; e < RT_ELEMS; e += RT_THREADS) run[e] = op_source(OP, seed, k, first + e);
-    SHADOW_WROTE(run, sizeof run);
     fence_proxy_async_shared();
     __syncthreads();
     if (threadIdx.x == 0) {

@@ -65,7 +65,6 @@ __global__ void __launch_bounds__(RT_THREADS)
             const uint32_t q = j4 * RT_THREADS + threadIdx.x;
             ((float4*)buf)[q] = partial_chunk(p.seed, k, chunk_element(tile, q, p.cols));
         }
-        SHADOW_WROTE(buf, RT_ELEMS * 4);
         fence_proxy_async_shared();
         __syncthreads();
         if (threadIdx.x == 0) {

@@ -94,7 +94,6 @@ __global__ void __launch_bounds__(32)
     float* boxes = (float*)tma_smem_base<1024>();  // [2][PROBE_WORDS]: device-edited map, host map
     const uint32_t lane = threadIdx.x;
     for (uint32_t i = lane; i < 2 * PROBE_WORDS; i += 32) boxes[i] = __uint_as_float(POISON_WORD);
-    SHADOW_WROTE(boxes, 2 * PROBE_WORDS * 4);
     fence_proxy_async_shared();  // the poison before the TMA's writes
     if (lane < 8) ((uint4*)&m)[lane] = ((const uint4*)&tmpl)[lane];
     if (lane == 0) {

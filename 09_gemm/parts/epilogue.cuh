@@ -106,8 +106,7 @@ static __device__ __forceinline__ void staged_epilogue(const float (&d)[128], co
             }
         }
         if (Epilogue != EPI_ATOMIC) {
-            SHADOW_WROTE(box, EPI_BOX_BYTES);  // (the shadow build checks the fence and the read wait)
-            fence_proxy_async_shared();        // every writer, before the barrier
+            fence_proxy_async_shared();  // every writer, before the barrier
         }
         warpgroup_barrier(wg);
         if (Epilogue == EPI_ATOMIC) {

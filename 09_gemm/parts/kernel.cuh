@@ -172,5 +172,6 @@ static void launch_stream_k(const Gemm* g, uint32_t band) {
     plan_tail(&a, units, clusters, g->flags);
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = cluster_launch<Cfg>(clusters, g->s, &attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_stream_k<Cfg>, a_map_for<Cfg>(g), b_map_for<Cfg>(g), g->c_box, a));
+    CUDA_CHECK(
+        cudaLaunchKernelEx(&cfg, gemm_stream_k<Cfg>, a_map_for<Cfg>(g), b_map_for<Cfg>(g), g->c_box, a));
 }

@@ -26,7 +26,8 @@
 // Cluster c's share of the tail, [a, b) counted in k-blocks tile after tile:
 // how many pieces it is (the tiles it touches), and the first of those tiles.
 static __host__ __device__ __forceinline__ uint32_t tail_pieces(const GemmArgs& g, uint32_t c,
-                                                               uint32_t clusters, uint64_t* a, uint32_t* ta) {
+                                                                uint32_t clusters, uint64_t* a,
+                                                                uint32_t* ta) {
     const uint64_t all = (uint64_t)g.sk_tiles * g.kblocks;
     *a = all * c / clusters;
     const uint64_t b = all * (c + 1) / clusters;
@@ -50,8 +51,8 @@ struct StreamKSchedule {
     static constexpr bool SkipEmptyRows = false;
     static constexpr bool StreamK = true;
 
-    static __host__ __device__ __forceinline__ StreamKSchedule of(const GemmArgs& g, uint32_t rank, uint32_t c,
-                                                                  uint32_t clusters) {
+    static __host__ __device__ __forceinline__ StreamKSchedule of(const GemmArgs& g, uint32_t rank,
+                                                                  uint32_t c, uint32_t clusters) {
         StreamKSchedule s;
         s.raster = {&g, rank, 0, 1, 0};
         s.cluster = c, s.clusters = clusters;
@@ -74,7 +75,9 @@ struct StreamKSchedule {
         Work w = raster.work(g.dp_tiles + t);
         w.kb_begin = (uint32_t)((a > t0 ? a : t0) - t0);
         w.kb_end = (uint32_t)((b < t0 + g.kblocks ? b : t0 + g.kblocks) - t0);
-        w.kind = w.kb_begin == 0 && w.kb_end == g.kblocks ? WORK_TILE : w.kb_begin == 0 ? WORK_FIRST : WORK_ADD;
+        w.kind = w.kb_begin == 0 && w.kb_end == g.kblocks ? WORK_TILE
+                 : w.kb_begin == 0                        ? WORK_FIRST
+                                                          : WORK_ADD;
         w.flag = (t * Cfg::ClusterSize + raster.rank) * 2;  // + the consumer warpgroup
         return w;
     }
