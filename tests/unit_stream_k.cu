@@ -40,14 +40,16 @@ static bool covers_once(uint32_t m, uint32_t n, uint32_t k, uint32_t clusters, u
                 if (waited) return snprintf(why, cap, "cluster %u: a unit after its WORK_ADD", c), false;
                 waited = w.kind == WORK_ADD;
                 if (w.kb_begin >= w.kb_end || w.kb_end > a.kblocks)
-                    return snprintf(why, cap, "cluster %u unit %u: k-blocks [%u, %u)", c, i, w.kb_begin, w.kb_end),
+                    return snprintf(why, cap, "cluster %u unit %u: k-blocks [%u, %u)", c, i, w.kb_begin,
+                                    w.kb_end),
                            false;
                 const size_t tile = (size_t)(w.row0 / Cfg::BM) * tiles_n + w.col0 / BN;
                 if (w.kind == WORK_FIRST && (w.kb_begin != 0 || firsts[tile]++))
                     return snprintf(why, cap, "tile %zu: a second or misplaced WORK_FIRST", tile), false;
                 for (uint32_t kb = w.kb_begin; kb < w.kb_end; ++kb)
                     if (seen[tile * a.kblocks + kb]++)
-                        return snprintf(why, cap, "tile %zu k-block %u twice (rank %u)", tile, kb, rank), false;
+                        return snprintf(why, cap, "tile %zu k-block %u twice (rank %u)", tile, kb, rank),
+                               false;
                 if (w.kind != WORK_TILE && w.flag / 2 / Cfg::ClusterSize >= a.sk_tiles)
                     return snprintf(why, cap, "a flag past the tail's"), false;
                 mine += w.kb_end - w.kb_begin;
@@ -72,8 +74,9 @@ static bool covers_once(uint32_t m, uint32_t n, uint32_t k, uint32_t clusters, u
 
 int main(void) {
     unit_no_device();
-    const uint32_t shapes[][3] = {{8192, 8192, 8192}, {7990, 4097, 3001}, {1024, 1024, 1024}, {1050, 777, 1001},
-                                  {8192, 8192, 64},   {257, 8191, 129},   {16384, 4096, 4096}, {4096, 4096, 4096}};
+    const uint32_t shapes[][3] = {{8192, 8192, 8192},  {7990, 4097, 3001}, {1024, 1024, 1024},
+                                  {1050, 777, 1001},   {8192, 8192, 64},   {257, 8191, 129},
+                                  {16384, 4096, 4096}, {4096, 4096, 4096}};
     const uint32_t clusters[] = {66, 65, 33, 7};
     const uint32_t groups[] = {1, 8, 1024};
     char why[160] = "";
