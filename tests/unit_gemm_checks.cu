@@ -142,6 +142,14 @@ int main(void) {
     EXPECT("never_written_found", check_gemm("unit_never_written", &r, TAIL_NONE) == r.m * r.n);
     EXPECT("expected_output_unchanged_by_readbacks", memcmp(r.want, kept, r.framed_words * 4) == 0);
 
+    // The reference among cuBLAS's candidates: the fastest EXACT one, by median; an inexact one is never
+    // taken while an exact one exists, however fast; with none exact, the fastest of all.
+    const float medians[4] = {1.30f, 1.20f, 1.10f, 1.25f};
+    const bool exacts[4] = {true, true, false, true}, none[4] = {false, false, false, false};
+    EXPECT("reference_is_the_fastest_exact_candidate", fastest_candidate(medians, exacts, 4) == 1);
+    EXPECT("reference_never_the_slowest_exact", fastest_candidate(medians, exacts, 4) != 0);
+    EXPECT("reference_of_no_exact_is_the_fastest", fastest_candidate(medians, none, 4) == 2);
+
     free(expected);
     free(kept);
     free(r.out);

@@ -177,13 +177,27 @@ static void cublas_gemm(const Gemm* g) {
 // Its heuristic offers candidates (kernels, tiles, split-K, cluster shapes);
 // each, and cublasGemmEx, runs once on the poisoned output and is compared
 // with the reference bit for bit (inputs are small integers: any summation
-// order is exact), then timed (median of LT_TRIAL_RUNS); the fastest exact
-// one is the reference. A check line says every candidate was exact (an
+// order is exact), then all are timed interleaved, LT_TRIAL_RUNS rounds of
+// one run each (3 under --quick); the exact one with the fastest median is
+// the reference (fastest_candidate). A check line says every candidate was exact (an
 // inexact one means a wrong call, which would also make the reference look
 // slower than cuBLAS is). Should none be exact, the fastest is taken anyway,
 // and its own check fails. Machine-dependent (which candidates, which
 // wins): a GPU line names it.
 #define LT_TRIAL_RUNS 10
+#define LT_MIN_ROUNDS 3  // --quick: still three rounds, so a median means something
+
+// The reference among n candidates, each with its median time and whether its
+// output was exact: the fastest exact one; the fastest of all if none is.
+static int fastest_candidate(const float* median, const bool* exact, int n) {
+    int best = -1;
+    bool any_exact = false;
+    for (int i = 0; i < n; ++i) any_exact |= exact[i];
+    for (int i = 0; i < n; ++i)
+        if ((exact[i] || !any_exact) && (best < 0 || median[i] < median[best])) best = i;
+    return best;
+}
+
 static long long lt_config(const cublasLtMatmulAlgo_t* a, cublasLtMatmulAlgoConfigAttributes_t which) {
     unsigned long long v = 0;  // one field of a candidate's configuration, whatever its width; -1 if absent
     size_t need = 0;
@@ -212,36 +226,38 @@ static void choose_cublas_best(Gemm* g, LtBest* b, cublasLtHandle_t lt, void* wo
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     static cublasLtMatmulHeuristicResult_t cand[LT_CANDIDATES];
     int found = 0, exact = 0, best = -1;
-    bool best_exact = false;
     // No candidate for a shape (NOT_SUPPORTED) is no error: cublasGemmEx, candidate `found`, remains.
     if (cublasLtMatmulAlgoGetHeuristic(lt, b->op, b->la, b->lb, b->lc, b->lc, pref, LT_CANDIDATES, cand,
                                        &found) != CUBLAS_STATUS_SUCCESS)
         found = 0;
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    const int warm = 1, runs = g->cli->quick ? 2 : LT_TRIAL_RUNS;
-    float best_ms = 0.f, ms[LT_TRIAL_RUNS];
+    // Each candidate checked once, then all of them timed in rounds, one run of
+    // each per round in turns (a drift of the clocks reaches every one alike);
+    // each one's median over the rounds decides.
+    const int tried = found + 1, rounds = g->cli->quick ? LT_MIN_ROUNDS : LT_TRIAL_RUNS;
+    static bool same[LT_CANDIDATES + 1];
+    static float ms[LT_CANDIDATES + 1][LT_TRIAL_RUNS], median[LT_CANDIDATES + 1];
+    for (int i = 0; i < tried; ++i) {  // i == found: cublasGemmEx
+        poison_device(g->out, g->framed_words * 4, g->s);
+        cublas_candidate(g, i < found ? &cand[i].algo : NULL);
+        same[i] = !memcmp(read_back(g->out, g->framed_words, g->s), g->want, g->framed_words * 4);
+        exact += same[i];
+    }
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
-    for (int i = 0; i <= found; ++i) {  // i == found: cublasGemmEx
-        const cublasLtMatmulAlgo_t* algo = i < found ? &cand[i].algo : NULL;
-        poison_device(g->out, g->framed_words * 4, g->s);
-        cublas_candidate(g, algo);
-        const bool same = !memcmp(read_back(g->out, g->framed_words, g->s), g->want, g->framed_words * 4);
-        exact += same;
-        if (best_exact && !same) continue;  // an exact candidate beats any inexact one
-        for (int r = 0; r < warm + runs; ++r) {
+    for (int r = -1; r < rounds; ++r)  // round -1: the warm-up
+        for (int i = 0; i < tried; ++i) {
             CUDA_CHECK(cudaEventRecord(e0, g->s));
-            cublas_candidate(g, algo);
+            cublas_candidate(g, i < found ? &cand[i].algo : NULL);
             CUDA_CHECK(cudaEventRecord(e1, g->s));
             CUDA_CHECK(cudaEventSynchronize(e1));
-            if (r >= warm) CUDA_CHECK(cudaEventElapsedTime(&ms[r - warm], e0, e1));
+            if (r >= 0) CUDA_CHECK(cudaEventElapsedTime(&ms[i][r], e0, e1));
         }
-        const float m = median_of(ms, runs);
-        if (best < 0 || (same && !best_exact) || m < best_ms) best = i, best_ms = m, best_exact = same;
-    }
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
+    for (int i = 0; i < tried; ++i) median[i] = median_of(ms[i], rounds);
+    best = fastest_candidate(median, same, tried);
     char name[64];
     snprintf(name, sizeof name, "%scublas_candidates", g->prefix);
     if (report_check(name, exact < found + 1, 1))
