@@ -62,6 +62,7 @@ static __device__ __forceinline__ bool producer_maps(const GroupArgs& p, const C
         if (lane == 0 && last != 0xFFFFFFFFu)
             for (uint32_t q = pos > STAGES ? pos - STAGES : 0; q <= last && landed; ++q)
                 landed = MBAR_WAIT(&full[q % STAGES], (q / STAGES) & 1);
+        __syncwarp();  // every lane's copy-out of the last switch has read the shared copy
         if (lane == 0) {
             tmap_replace_address(&edit->a, p.batch->a + (size_t)first_row[g] * p.ld_ab);
             tmap_replace_dim<1>(&edit->a, first_row[g + 1] - first_row[g]);
@@ -84,7 +85,7 @@ static __device__ __forceinline__ bool producer_maps(const GroupArgs& p, const C
 
 // The consumer's C map for expert g (its thread 0 stores through it). EDIT:
 // warp 0 of the warpgroup rewrites its own map, once every store through it
-// has read it (wait_group.read 0) [M1].
+// is complete (wait_group 0) [M1].
 template <int SOURCE>
 static __device__ __forceinline__ const CUtensorMap* consumer_map(const GroupArgs& p, EditMaps* edit,
                                                                   const uint32_t* first_row, uint32_t g,
@@ -101,8 +102,12 @@ static __device__ __forceinline__ const CUtensorMap* consumer_map(const GroupArg
     }
     CUtensorMap* slot = p.slots + 6 * blockIdx.x + 4 + wg;
     if (tid < 32) {
+        __syncwarp();  // every lane's copy-out of the last switch has read the shared copy
         if (tid == 0) {
-            bulk_wait_group_read<0>();  // every store through the map has read it
+            // Every store through the map COMPLETE, not only its shared source read (.read promises
+            // that much; whether the map itself was read by then, the PTX ISA does not say): the
+            // rewrite cannot reach a store still on its way (CUTLASS waits likewise).
+            bulk_wait_group<0>();
             tmap_replace_address(&edit->c[wg], p.batch->c + (size_t)first_row[g] * p.ldc);
             tmap_replace_dim<1>(&edit->c[wg], first_row[g + 1] - first_row[g]);
         }
