@@ -89,10 +89,12 @@ TWIN_BINS := $(patsubst %/twins,$(BUILD)/twins/%,$(TWIN_DIRS))
 ifneq ($(origin CUTE_INCLUDE),undefined)
 CUTE_NEEDS :=
 else
-CUTE_INCLUDE = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/cutlass_library/source/include))
+# $(shell), not $(wildcard): make caches the directories it has listed, and
+# .venv may be installed by this very run, after the first listing.
+CUTE_INCLUDE = $(firstword $(shell ls -d $(VENV)/lib/python3*/site-packages/cutlass_library/source/include 2>/dev/null))
 CUTE_NEEDS := $(VENV)/.installed
 endif
-TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(CUTE_INCLUDE)
+TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(or $(CUTE_INCLUDE),$(error no CuTe headers: run make venv, or give CUTE_INCLUDE=DIR))
 # A step folder and its twins folder, if it has one; the twins' binary.
 with_twins = $(1) $(filter $(1)/twins,$(TWIN_DIRS))
 twin_bin = $(patsubst %/twins,$(BUILD)/twins/%,$(filter $(1)/twins,$(TWIN_DIRS)))
