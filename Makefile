@@ -56,6 +56,7 @@ BUNDLE := $(wildcard .lab-bundle)
 LAB ?= $(if $(BUNDLE),.,labs)
 BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-table, test, mutation, notebooks, and experiments need the full tutorial.
 # The first line of every target that needs the full tutorial: in the bundle it stops with a reason.
+# (The per-step rules name it $$(FULL_ONLY): expanded when the recipe runs, $@ is the target's name.)
 FULL_ONLY = $(if $(BUNDLE),@echo "make $@: not part of the lab bundle (it needs the full tutorial: results/, tests/, notebooks/, bugs/)"; exit 2)
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
@@ -148,16 +149,17 @@ profile-$(1): $(BUILD)/$(2)
 # Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
 # copy under build/bugs/, built with these flags, run, and the outcome named.
 bug-$(1): $(FLAGS_STAMP)
-	$(FULL_ONLY)
+	$$(FULL_ONLY)
 	@$(if $(N),$(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS),$(PYTHON) tools/bugs.py list $(2))
 lab-$(1):
-	$(FULL_ONLY)
+	$$(FULL_ONLY)
 	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
-# The grader builds only the copy's program, alone, against this repository's
-# harness and headers, and judges it with this repository's check.py (tools/lab.py
-# says why). make's own exit status is 0 or 2; tools/lab.py grade's is the verdict's.
+# The grader builds only the copy's student files (its program and parts) against
+# this repository's harness and headers, and judges it with this repository's
+# check.py (tools/lab.py says why); it finds the step's libraries itself. make's
+# own exit status is 0 or 2; tools/lab.py grade's is the verdict's.
 grade-$(1): $(FLAGS_STAMP)
-	@$(PYTHON) tools/lab.py grade $(2) $(LAB) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))"
+	@$(PYTHON) tools/lab.py grade $(2) $(LAB) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $$(ALL_FLAGS)"
 # The compiler command and the link flags, one line each (tools/lab.py asks for them).
 compile-command-$(1):
 	@echo "$(NVCC) $$(ALL_FLAGS)"
@@ -258,7 +260,7 @@ lab-dist:
 grade-class: $(FLAGS_STAMP)
 	@test -n "$(NN)" -a -n "$(DIR)" || { echo "usage: make grade-class NN=03 DIR=submissions/"; exit 2; }
 	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
-	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))" $(if $(PREBUILT),--prebuilt)
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(PREBUILT),--prebuilt)
 
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
@@ -303,7 +305,7 @@ help:
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
-	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL, PREBUILT=1 (grade-class),"
+	@echo "           SHADOW=1 (build, run and check the shadow build in build/shadow/), FULL, PREBUILT=1 and JOBS (grade-class),"
 	@echo "           CUDA_HOME (the toolkit), NVCC (the compiler)"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")
 
