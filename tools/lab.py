@@ -85,6 +85,8 @@ def parser() -> argparse.ArgumentParser:
                            "the GPU one at a time)")
             g.add_argument("--prebuilt", action="store_true", help="reuse what an earlier grade-class of DIR built "
                            "for the same files, rules and flags, e.g. on a machine with no GPU: build there, run here")
+            g.add_argument("--resume", action="store_true", help="a student an earlier grade-class of DIR graded (one "
+                           "stopped by a time limit) is not graded again, if nothing changed")
     o = sub.add_parser("grade-output", help="grade a saved output of a run (what grade prints after its run)")
     o.add_argument("step", type=step_arg)
     o.add_argument("output", type=pathlib.Path)
@@ -130,7 +132,8 @@ def main() -> int:
     link = shlex.split(a.link) if a.link is not None else lab_grade.link_flags(a.step, nvcc)
     if a.verb == "grade-class":
         return lab_class.grade_class(a.step, a.folder, a.csv or a.folder / f"grades_{a.step[:2]}.csv", a.timeout,
-                                     a.jobs, nvcc, link, a.logs or a.folder / f"logs_{a.step[:2]}", a.prebuilt)
+                                     a.jobs, nvcc, link, a.logs or a.folder / f"logs_{a.step[:2]}", a.prebuilt,
+                                     a.resume)
     g = lab_run.grade_one(a.step, a.folder, a.timeout, nvcc, link,
                           lab_grade.grade_build() / a.step / a.folder.resolve().name)
     lab_run.write_logs(g, g.work)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import hashlib
+import json
 import os
 import pathlib
 
@@ -29,11 +30,25 @@ def students(folder: pathlib.Path, logs: pathlib.Path) -> list[pathlib.Path]:
                   and p.resolve() != logs.resolve())
 
 
+def graded(step: str, s: pathlib.Path, work: pathlib.Path, nvcc: list[str], link: list[str]) -> lab_grade.Grade | None:
+    """The grade an earlier, interrupted grade-class left beside a student's build for these very files, rules
+    and flags; else None."""
+    try:
+        saved = json.loads((work / "graded.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if saved.pop("key", None) != lab_grade.submission_key(step, s, nvcc, link):
+        return None
+    return lab_grade.Grade(s.name, step, work=work, **saved)
+
+
 def grade_class(step: str, folder: pathlib.Path, csv_path: pathlib.Path, timeout: float, jobs: int,
-                nvcc: list[str], link: list[str], logs: pathlib.Path, prebuilt: bool = False) -> int:
+                nvcc: list[str], link: list[str], logs: pathlib.Path, prebuilt: bool = False,
+                resume: bool = False) -> int:
     """Every student folder of DIR: one CSV row each, each student's logs and results.json under
     `logs`/<student>/. prebuilt: a submission that an earlier grade-class of the same DIR prepared (built,
-    static verdicts) for the very same files, rules and flags is not prepared again."""
+    static verdicts) for the very same files, rules and flags is not prepared again. resume: nor graded again,
+    if an earlier one that stopped before the end (a time limit) graded it."""
     class_ = students(folder, logs)
     if not class_:
         print(f"grade-class: no student folder in {folder}")
@@ -42,15 +57,20 @@ def grade_class(step: str, folder: pathlib.Path, csv_path: pathlib.Path, timeout
     root = lab_copy.root()
     place = place.relative_to(root) if place.is_relative_to(root) else place  # the same on every machine
     work = lab_grade.grade_build() / step / hashlib.sha1(str(place).encode()).hexdigest()[:10]
+    done = {s.name: g for s in class_ if resume for g in [graded(step, s, work / s.name, nvcc, link)] if g}
 
     def ready(s: pathlib.Path) -> lab_grade.Grade:
-        return ((prebuilt and lab_grade.prepared(step, s, work / s.name, nvcc, link))
+        return (done.get(s.name) or ((prebuilt or resume) and lab_grade.prepared(step, s, work / s.name, nvcc, link))
                 or lab_grade.prepare(step, s, work / s.name, nvcc, link))
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         grades = list(pool.map(ready, class_))  # every build done before the first run
     for s, g in zip(class_, grades):
-        if not g.verdict:
-            lab_run.run_and_judge(g, timeout)
+        if s.name not in done:
+            if not g.verdict:
+                lab_run.run_and_judge(g, timeout)
+            (g.work / "graded.json").write_text(json.dumps(
+                {"key": lab_grade.submission_key(step, s, nvcc, link), "verdict": g.verdict, "detail": g.detail,
+                 "passed": g.passed, "total": g.total, "lines": g.lines, "tests": g.tests, "kernels": g.kernels}))
         lab_run.write_logs(g, logs / s.name)
         print(f"{s.name:<24} {g.verdict:<9} {g.passed:>3} of {g.total:<3} {g.detail[:100]}")
     csv_path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,10 @@ writes build/sample_class/03_tma_load/<sample>/03_tma_load/..., each a student f
                       correct PASS, bypass MECHANISM (or FAIL), mistake MECHANISM, race RACE,
                       protocol PROTOCOL, paste anything but PASS
 
-`--record DIR` grades each class into DIR as `make grade-class` would (`--jobs`, and with `--serial` a
-second time one build at a time, which must give the same verdicts), keeping each student's grade.txt and
-results.json: results/labs/NVIDIA_H200/ on the H200, results/labs/CPU/ on a machine with no GPU.
+`--record DIR` grades each class into DIR as `make grade-class` would (`--jobs`; with `--serial` one build
+at a time, into grades_NN_serial.csv, whose verdicts must be grades_NN.csv's), resuming a class that an
+earlier call left unfinished, and keeps each student's grade.txt and results.json: results/labs/NVIDIA_H200/
+on the H200, results/labs/CPU/ on a machine with no GPU.
 Without a GPU the verdicts that need no run are final (unfilled, edited_checker, no_build, bypass and
 mistake, and a paste that does not build or lacks the mechanism); the others are SKIP, never PASS
 (results/labs/CPU/). The fills are answers, so the student bundle ships neither this file nor lab_fills.py.
@@ -127,28 +128,31 @@ def sample_class(step: str, out: pathlib.Path, only: set[str] | None = None) -> 
 
 
 def record(step: str, folder: pathlib.Path, into: pathlib.Path, jobs: int, serial: bool, timeout: float) -> int:
-    """Grade a step's sample class into `into` (results/labs/<GPU or CPU>/): grades_NN.csv with `jobs` parallel
-    builds, and with `serial` a second grading one build at a time (grades_NN_serial.csv), whose verdicts must be
-    the same; of each student's logs only grade.txt and results.json are kept."""
+    """Grade a step's sample class into `into` (results/labs/<GPU or CPU>/) as grade-class does, resuming one
+    an earlier call left unfinished (a time limit): grades_NN.csv, or with `serial` grades_NN_serial.csv,
+    graded one build at a time, whose verdicts must be those of grades_NN.csv. Of each student's logs, once
+    the class is complete, only grade.txt and results.json are kept."""
     nvcc = lab_grade.build_command(step)
     link = lab_grade.link_flags(step, nvcc)
-    codes = []
-    for suffix, j in [("", jobs)] + ([("_serial", 1)] if serial else []):
-        logs = into / f"logs_{step[:2]}{suffix}"
-        shutil.rmtree(logs, ignore_errors=True)
-        codes.append(lab_class.grade_class(step, folder, into / f"grades_{step[:2]}{suffix}.csv", timeout, j, nvcc,
-                                           link, logs))
-        for f in logs.rglob("*"):
-            if f.is_file() and f.name not in ("grade.txt", "results.json"):
-                f.unlink()
-    if serial:
-        a, b = (lab_class.verdicts(into / f"grades_{step[:2]}{s}.csv") for s in ("", "_serial"))
+    suffix = "_serial" if serial else ""
+    logs, csv_path = into / f"logs_{step[:2]}{suffix}", into / f"grades_{step[:2]}{suffix}.csv"
+    for stale in (logs.iterdir() if logs.is_dir() else []):  # a sample no longer in the class
+        if not (folder / stale.name).is_dir():
+            shutil.rmtree(stale)
+    code = lab_class.grade_class(step, folder, csv_path, timeout, 1 if serial else jobs, nvcc, link, logs,
+                                 resume=True)
+    for f in logs.rglob("*"):  # the logs of the builds and runs stay in build/grade/
+        if f.is_file() and f.name not in ("grade.txt", "results.json"):
+            f.unlink()
+    other = into / f"grades_{step[:2]}.csv"
+    if serial and other.is_file():
+        a, b = lab_class.verdicts(other), lab_class.verdicts(csv_path)
         differ = {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
         if differ:
-            print(f"lab_samples: {step}: the two gradings differ: {differ}")
+            print(f"lab_samples: {step}: one build at a time, the verdicts differ: {differ}")
             return 1
-        print(f"lab_samples: {step}: the same verdicts with --jobs {jobs} and one at a time")
-    return max(codes)
+        print(f"lab_samples: {step}: the same verdicts with parallel builds and one at a time")
+    return code
 
 
 def main() -> int:
@@ -158,8 +162,8 @@ def main() -> int:
     ap.add_argument("--record", type=pathlib.Path, metavar="DIR",
                     help="then grade each class into DIR (results/labs/NVIDIA_H200, results/labs/CPU)")
     ap.add_argument("--jobs", type=int, default=8, help="with --record: parallel builds (default 8)")
-    ap.add_argument("--serial", action="store_true", help="with --record: grade again one build at a time, and "
-                    "compare the verdicts")
+    ap.add_argument("--serial", action="store_true", help="with --record: grade one build at a time into "
+                    "grades_NN_serial.csv and compare its verdicts with grades_NN.csv's (give it its own --out)")
     ap.add_argument("--timeout", type=float, default=600.0, help="with --record: seconds a run may take")
     a = ap.parse_args()
     steps = lab_copy.contract.step_dirs() if a.steps == ["all"] else [lab.step_arg(s) for s in a.steps]
