@@ -200,6 +200,13 @@ auto arm_then_load = [=](int32_t x, int32_t y) {
     tma_load_2d(dst, map, x, y, bar);
 };
 arm_then_load(col0, row0);""",
+    # the box's place named first, the wrappers called through their own names for each operand
+    "correct_named_operands": """\
+uint64_t* const full = bar;
+const int32_t column = col0, row = row0;  // a tensor map's coordinates: the contiguous dimension first
+const uint32_t box_bytes = bytes;         // the whole box, out-of-bounds part included
+mbar_arrive_expect_tx(full, box_bytes);
+tma_load_2d(dst, map, column, row, full);""",
     # the byte count announced without an arrival (mbarrier.expect_tx), the load, then the arrival: the phase
     # cannot complete before the arrival, which comes after the count
     "correct_expect_then_arrive": """\
