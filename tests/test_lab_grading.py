@@ -551,6 +551,10 @@ def test_a_class_resumes_only_the_students_graded_as_they_are(tmp_path, monkeypa
     assert graded == ["a", "b", "b"] and lab_class.verdicts(tmp_path / "g.csv") == {"a": "PASS", "b": "PASS"}
     lab_class.grade_class(*args)
     assert graded == ["a", "b", "b", "a", "b"]  # without --resume, every student again
+    monkeypatch.setattr(lab_run, "run_and_judge", lambda g, t: (graded.append(g.student), g.set("SKIP", ""), g)[2])
+    lab_class.grade_class(*args)
+    lab_class.grade_class(*args, resume=True)  # a SKIP (no GPU there) is never kept: judged again here
+    assert graded == ["a", "b", "b", "a", "b", "a", "b", "a", "b"]
 
 
 def test_a_class_without_a_gpu_gets_every_verdict_a_cpu_can_give(tmp_path):

@@ -32,12 +32,14 @@ def students(folder: pathlib.Path, logs: pathlib.Path) -> list[pathlib.Path]:
 
 def graded(step: str, s: pathlib.Path, work: pathlib.Path, nvcc: list[str], link: list[str]) -> lab_grade.Grade | None:
     """The grade an earlier, interrupted grade-class left beside a student's build for these very files, rules
-    and flags; else None."""
+    and flags, unless it was a SKIP; else None."""
     try:
         saved = json.loads((work / "graded.json").read_text())
     except (OSError, ValueError):
         return None
     if saved.pop("key", None) != lab_grade.submission_key(step, s, nvcc, link):
+        return None
+    if saved["verdict"] == "SKIP":  # what that machine could not judge is judged again here (a GPU's, say)
         return None
     return lab_grade.Grade(s.name, step, work=work, **saved)
 
