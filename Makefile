@@ -298,7 +298,7 @@ help:
 	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too;"
 	@echo "                       SHADOW=1: every planted mistake in the shadow build, each naming its rule)"
 	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
-	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program alone, built and judged with this tutorial's files"
+	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program and parts alone, built and judged with this tutorial's files"
 	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR: DIR/grades_NN.csv, DIR/logs_NN/"
 	@echo "  make compile-command-NN   the compiler command and link flags of step NN (the grader's)"
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
