@@ -59,6 +59,7 @@ BUNDLE := $(wildcard .lab-bundle)
 LAB ?= $(if $(BUNDLE),.,labs)
 BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-table, test, mutation, notebooks, and experiments need the full tutorial.
 # The first line of every target that needs the full tutorial: in the bundle it stops with a reason.
+# (The per-step rules name it $$(FULL_ONLY): expanded when the recipe runs, $@ is the target's name.)
 FULL_ONLY = $(if $(BUNDLE),@echo "make $@: not part of the lab bundle (it needs the full tutorial: results/, tests/, notebooks/, bugs/)"; exit 2)
 
 STEP_DIRS := $(sort $(wildcard [0-9][0-9]_*))
@@ -164,6 +165,7 @@ $(TOOL_PATCHES): common/shadow/tool/shadow_patches.cu common/shadow/shadow.cuh $
 	$(NVCC) $(TOOL_PATCH_FLAGS) -o $@ -c $<
 .PHONY: shadow-tool
 shadow-tool: $(TOOL_LIB) $(TOOL_PATCHES)
+GRADE_TOOL = $(if $(SANITIZER_LIB),$(TOOL_LIB) $(TOOL_PATCHES))
 SHADOW_ENV = CUDA_INJECTION64_PATH=$(abspath $(TOOL_LIB)) LD_LIBRARY_PATH=$(SANITIZER_LIB)
 # The sweep's arguments for the tool: where it is and the library it loads.
 SWEEP_TOOL = --tool-lib "$(abspath $(TOOL_LIB))" --sanitizer-lib "$(SANITIZER_LIB)"
@@ -224,16 +226,19 @@ profile-$(1): $(BUILD)/$(2)
 # Without N: the step's planted mistakes; with N=k: bugs/k.diff applied to a
 # copy under build/bugs/, built with these flags, run, and the outcome named.
 bug-$(1): $(FLAGS_STAMP)
-	$(FULL_ONLY)
+	$$(FULL_ONLY)
 	@$(if $(N),$(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS),$(PYTHON) tools/bugs.py list $(2))
 lab-$(1):
-	$(FULL_ONLY)
+	$$(FULL_ONLY)
 	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
-# The grader builds only the copy's program, alone, against this repository's
-# harness and headers, and judges it with this repository's check.py (tools/lab.py
-# says why). make's own exit status is 0 or 2; tools/lab.py grade's is the verdict's.
-grade-$(1): $(FLAGS_STAMP)
-	@$(PYTHON) tools/lab.py grade $(2) $(LAB) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))"
+# The grader builds only the copy's student files (its program and parts) against
+# this repository's harness and headers, and judges it with this repository's
+# check.py (tools/lab.py says why); it finds the step's libraries itself. make's
+# own exit status is 0 or 2; tools/lab.py grade's is the verdict's. The
+# protocol checker's tool is built first where CUDA's Sanitizer API is found
+# (without it a grade that reaches the shadow run is a SKIP, never a pass).
+grade-$(1): $(FLAGS_STAMP) $$(GRADE_TOOL)
+	@$(PYTHON) tools/lab.py grade $(2) $(LAB) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $$(ALL_FLAGS)"
 # The compiler command and the link flags, one line each (tools/lab.py asks for them).
 compile-command-$(1):
 	@echo "$(NVCC) $$(ALL_FLAGS)"
@@ -333,10 +338,10 @@ lab-dist:
 
 # A class: every folder of DIR is one student's (holding NN_topic/); builds in
 # parallel, runs one at a time, one CSV row each (DIR/grades_NN.csv).
-grade-class: $(FLAGS_STAMP)
+grade-class: $(FLAGS_STAMP) $(GRADE_TOOL)
 	@test -n "$(NN)" -a -n "$(DIR)" || { echo "usage: make grade-class NN=03 DIR=submissions/"; exit 2; }
 	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
-	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))" $(if $(PREBUILT),--prebuilt)
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(PREBUILT),--prebuilt)
 
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
@@ -376,14 +381,14 @@ help:
 	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too;"
 	@echo "                       SHADOW=1: every planted mistake in the shadow build, each naming its rule)"
 	@echo "  make lab-NN          the student copy of step NN, with holes, into \$$(LAB) (default labs/)"
-	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program alone, built and judged with this tutorial's files"
+	@echo "  make grade-NN        grade \$$(LAB)/NN_*: its program and parts alone, built and judged with this tutorial's files"
 	@echo "  make grade-class NN=03 DIR=submissions/   grade every student folder of DIR: DIR/grades_NN.csv, DIR/logs_NN/"
 	@echo "  make compile-command-NN   the compiler command and link flags of step NN (the grader's)"
 	@echo "  make lab-dist        every step's student copy with the harness, no solutions: build/labs.tar.gz"
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
-	@echo "           SHADOW=1 (build with the checker's hooks into build/shadow/, check under its tool), FULL, PREBUILT=1 (grade-class),"
+	@echo "           SHADOW=1 (build with the checker's hooks into build/shadow/, check under its tool), FULL, PREBUILT=1 and JOBS (grade-class),"
 	@echo "           SANITIZER_HOME (the Sanitizer API's headers and library),"
 	@echo "           CUDA_HOME (the toolkit), NVCC (the compiler)"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")

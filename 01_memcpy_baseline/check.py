@@ -48,14 +48,19 @@ sass_absent = {
     "copy_scalar_x4": ["LDG.E.128*", "LDG.E.64*"],  # 4 bytes per load, nothing wider
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means):
+# for each hole NN.k, what its fill must show. 01.1 is about speed too (loads
+# in flight), so the staged parts' floors and their claim are graded; no other
+# line's. The hole's own code stores to and loads from shared memory with a
+# barrier between the stores and the loads, and its loads do not all read back
+# the slots its own stores wrote (the data cross threads; the output, each
+# element from its partner, says so too). The second barrier is a race when
+# missing: racecheck's and the shadow build's to judge, not a count's.
 lab = {
-    1: {"teaches": "the tile goes through shared memory (STS.128, then LDS.128) between two __syncthreads()",
-        "sass": {"staged_one": ["STS.128", "LDS.128"], "staged_batched": ["STS.128", "LDS.128"]},
-        "sass_count": {"staged_one": {"BAR.SYNC[.DEFER_BLOCKING]": 2}, "staged_batched": {"BAR.SYNC[.DEFER_BLOCKING]": 2}}},
+    1: {"teaches": "the tile crosses threads through shared memory: stores, a __syncthreads() before the partner's "
+                   "loads (and one before the next tile's stores), with all B loads of a thread in flight first",
+        "perf": ["staged_one", "staged_batched", "staged_one_occ1", "staged_batched_occ1"],
+        "hole": {"*": ["st.shared", "ld.shared", "bar.sync|barrier.sync|bar.red|barrier.red"]},
+        "hole_order": {"*": [("ld.shared", "bar.sync|barrier.sync|bar.red|barrier.red", "st.shared")]},
+        "exchange": ["*"]},
 }

@@ -166,10 +166,12 @@ static void part_gridstride(const Copy* c) {
 
 // ---- Staging through shared memory, and loads in flight ---------------------------
 // The classic staged copy: global -> registers -> shared -> global, one tile of
-// B x THREADS float4 per iteration. Thread t stores its elements of the tile
-// and then reads those of thread t ^ 32, which another warp stored, so the
-// data really crosses threads through shared memory, as it does in every
-// tiled kernel:
+// B x THREADS float4 per iteration. Thread t stores its elements of the tile,
+// then writes its own places of the output with the elements of thread t ^ 32,
+// which another warp stored: the output is the input with each pair of
+// 32-float4 runs swapped, so it comes out right only if the data cross threads
+// through shared memory, as they do in every tiled kernel (a thread that read
+// back its own slot would write every element 32 float4 from its place):
 //   1st __syncthreads: every element of the tile is in shared before any is read;
 //   2nd __syncthreads: every element has been read before the next tile's
 //                      stores overwrite the buffer.
@@ -180,7 +182,7 @@ static void part_gridstride(const Copy* c) {
 template <int B>
 static __device__ __forceinline__ void staged_copy(const float4* __restrict__ in, float4* __restrict__ out,
                                                    size_t n4) {
-    // LAB-BEGIN: a grid-stride loop over tiles of B x THREADS float4: each thread loads its B elements (all B loads first), stores them into a __shared__ tile and stores its partner's (threadIdx.x ^ 32) to out; which two barriers, and why?
+    // LAB-BEGIN: a grid-stride loop over tiles of B x THREADS float4: each thread loads its B elements (all B loads first) and stores them into a __shared__ tile, then writes its own places of out with its partner's elements (threadIdx.x ^ 32); which two barriers, and why?
     __shared__ float4 tile[B * THREADS];  // [B][THREADS] float4 = B x 4 KiB
     const unsigned partner = threadIdx.x ^ 32;
     for (size_t base = (size_t)blockIdx.x * B * THREADS; base < n4; base += (size_t)gridDim.x * B * THREADS) {
@@ -196,7 +198,7 @@ static __device__ __forceinline__ void staged_copy(const float4* __restrict__ in
 #pragma unroll
         for (int k = 0; k < B; ++k) {
             SHADOW_READ(&tile[k * THREADS + partner], sizeof(float4));
-            out[base + k * THREADS + partner] = tile[k * THREADS + partner];  // LDS.128 -> STG.E.128
+            out[base + k * THREADS + threadIdx.x] = tile[k * THREADS + partner];  // LDS.128 -> STG.E.128
         }
         __syncthreads();  // every slot is read before the next tile's stores overwrite it
     }
@@ -225,7 +227,18 @@ __global__ void staged_batched(const float4* __restrict__ in, float4* __restrict
 // pass more than half an SM's shared memory as (unused) dynamic shared memory,
 // so no second block fits and the 132 blocks land on 132 SMs. With few warps,
 // the bytes each thread keeps in flight decide the bandwidth.
-static void part_staged(const Copy* c) {
+// What the staged copies write: float4 i of the output is float4 i ^ 32 of the
+// input (a tile is a multiple of 64 float4), so word w is word w ^ 128.
+static uint32_t* partner_order(const uint32_t* in, size_t words) {
+    uint32_t* want = (uint32_t*)xmalloc(words * 4, "the staged copies' expected output");
+    for (size_t w = 0; w < words; ++w) want[w] = in[w ^ 128];
+    return want;
+}
+
+static void part_staged(const Copy* copy) {
+    Copy staged = *copy;  // the same buffers, checked against the staged copies' order
+    staged.want = partner_order(copy->want, copy->bytes / 4);
+    const Copy* c = &staged;
     const size_t n4 = c->bytes / sizeof(float4);
     const unsigned full_one = (unsigned)persistent_grid((const void*)staged_one, THREADS, 0);
     const unsigned full_batched = (unsigned)persistent_grid((const void*)staged_batched, THREADS, 0);
@@ -245,6 +258,7 @@ static void part_staged(const Copy* c) {
         blocks_per_sm((const void*)staged_batched, THREADS, 0),
         blocks_per_sm((const void*)staged_one, THREADS, occ1_one),
         blocks_per_sm((const void*)staged_batched, THREADS, occ1_batched));
+    free((void*)staged.want);
 }
 
 // ---- Overlap: a transfer and a kernel at the same time ----------------------------

@@ -62,18 +62,21 @@ sass_absent = {
     "regs_prefetch<4>": ["LDGSTS*", "LDL*", "STL*"],  # plain loads; the register stages stay in registers
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 02.1 is about speed: the pipelines' floors and the lesson's claims between them.
+# It issues with cp.async (either caching) and stores nothing to shared memory itself:
+# a tile loaded into registers and stored is what this step replaces. Its commit and
+# its wait_group STAGES - 1 are outside it.
 lab = {
-    # pipeline<1> has no prologue: its only cp.async are the hole's. The group wait, wait_group STAGES - 1, is
-    # DEPBAR.LE SB0 with that count: 0 for pipeline<1>, 3 for pipeline<4>
-    1: {"teaches": "the tile is issued with cp.async (LDGSTS), never loaded into registers and stored (LDG + STS), "
-                   "in groups (commit: LDGDEPBAR) that the loop waits for with wait_group STAGES - 1 (DEPBAR.LE SB0)",
-        "sass": {"pipeline<1>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x0"],
-                 "pipeline<4>": ["LDGSTS.E.BYPASS.128", "LDGDEPBAR", "DEPBAR.LE SB0, 0x3"]},
-        "sass_absent": {"pipeline<1>": ["STS.128"], "pipeline<4>": ["STS.128"], "pipeline_dynamic<4>": ["STS.128"]}},
+    1: {"teaches": "the tile STAGES - 1 ahead is issued into its stage with cp.async, never loaded into registers and "
+                   "stored",
+        "perf": ["copy_1stage", "copy_2stage", "copy_4stage", "poly_1stage", "poly_2stage", "poly_4stage",
+                 "copy_4stage_persistent", "copy_4stage_dynamic"],
+        "hole": {"*": ["cp.async.cg.shared.global|cp.async.ca.shared.global"]},
+        "hole_absent": {"*": ["st.shared"]}},
 }

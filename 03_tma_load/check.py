@@ -90,13 +90,15 @@ sass_order = {
     "bulk_copy": [{"anchor": "UBLKCP.S.G", **_POISON_FENCE}],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 03.1 arms the barrier with a byte count (arrive.expect_tx, or expect_tx and an arrive)
+# and loads with the TMA; a plain arrive counts no bytes.
 lab = {
-    1: {"teaches": "one TMA load (UTMALDG) of the box, on a barrier armed with its byte count (arrive.expect_tx: SYNCS.ARRIVE.TRANS64)",
-        "sass": {"tile_load": ["SYNCS.ARRIVE.TRANS64", "UTMALDG.2D"], "one_box": ["SYNCS.ARRIVE.TRANS64", "UTMALDG.2D"]}},
+    1: {"teaches": "one TMA load of the box, on a barrier armed with its byte count (mbarrier expect_tx)",
+        "hole": {"*": ["mbarrier.arrive.expect_tx|mbarrier.expect_tx", "cp.async.bulk.tensor"]}},
 }

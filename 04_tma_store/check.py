@@ -96,13 +96,14 @@ sass_order = {
                          "stop": "UBLKCP.G.S"}],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 04.1 is one TMA store; the read wait before a stage is reloaded follows it.
 lab = {
-    1: {"teaches": "the stage goes back with a TMA store (UTMASTG), each stage reloaded only after the store's read wait",
-        "sass": {"tma_copy": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"], "copy_ring<false>": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"]}},
+    1: {"teaches": "the stage goes back with a TMA store through the output's map",
+        "hole": {"*": ["cp.async.bulk.tensor.2d.global.shared::cta"]}},
 }

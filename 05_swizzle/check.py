@@ -37,16 +37,16 @@ sass_fences = {
     "raw_load": {"FENCE.VIEW.ASYNC.S": 2, "MEMBAR.SC.GPU": 1},
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 05.1 reads shared memory (the tile is position-coded: a fill that computes the value
+# from its position reads nothing); it is given no global pointer to read instead.
 lab = {
-    # bank_patterns loads its input tile from global memory with 32 LDG.E; the hole reads shared memory only,
-    # through the swizzled address: 160 LDS in all (a fill that computes the element's value from its
-    # position instead, reading nothing, leaves 120)
-    1: {"teaches": "element (t, k) is read where the TMA put it, in the swizzled tile in shared memory (LDS), not from global memory",
-        "sass_count": {"bank_patterns": {"LDG.E": 32, "LDS": 160}}},
+    1: {"teaches": "element (t, k) is read where the TMA put it, in the swizzled tile in shared memory, not computed "
+                   "from its position",
+        "hole": {"*": ["ld.shared"]}},
 }

@@ -109,20 +109,16 @@ sass_order = {
     ],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 06.1 is one TMA store through the output's map; its fence and read waits surround it.
 lab = {
-    # the read wait (wait_group.read N) is DEPBAR.LE SB0, N: 0 before a block ends, 1 (PIPE_OUT_STAGES - 1) before
-    # tma_pipelined rewrites an output stage
-    1: {"teaches": "each transposed box leaves with a TMA store (UTMASTG) through the output's map, and its stage "
-                   "is reused or released only after the store's read wait (DEPBAR.LE SB0)",
-        "sass": {"tma_naive": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"], "tma_swizzle": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"],
-                 "tma_swizzle_batched": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x0"],
-                 "tma_pipelined": ["UTMASTG.2D", "DEPBAR.LE SB0, 0x1"]}},
+    1: {"teaches": "each transposed box leaves with a TMA store through the output's map",
+        "hole": {"*": ["cp.async.bulk.tensor.2d.global.shared::cta"]}},
 }
 
 # What the build needs beyond the flags every step shares (tools/contract.py, build_facts): cuBLAS, for the

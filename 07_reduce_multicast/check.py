@@ -195,17 +195,21 @@ sass_order = {
     "dsmem_ring": [{"anchor": "UBLKCP.S.S", "before": ["UCGABAR_ARV", "FENCE.VIEW.ASYNC.S"], "stop": "STS*"}],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 07.1 reduces with the TMA (the threads hold no address of the output for an atomic);
+# 07.2 multicasts in broadcast<true> and loads plainly in broadcast<false>.
 lab = {
-    1: {"teaches": "the box is reduced into global memory by the TMA (UTMAREDG), not by the threads' atomics",
-        "sass": {f"reduce_ops_tensor<(ReduceOp){k}>": ["UTMAREDG.2D*"] for k in range(8)},
-        "sass_absent": {f"reduce_ops_tensor<(ReduceOp){k}>": ["RED.E*", "ATOMG*"] for k in range(8)}},
-    2: {"teaches": "with MULTICAST one load writes the slice into every CTA of the cluster (UTMALDG.2D.MULTICAST); without, a plain load",
-        "sass": {"broadcast<true>": ["UTMALDG.2D.MULTICAST"], "broadcast<false>": ["UTMALDG.2D"]},
-        "sass_absent": {"broadcast<false>": ["UTMALDG.2D.MULTICAST"]}},
+    1: {"teaches": "the box is reduced into global memory by the TMA (cp.reduce.async.bulk.tensor), not by the threads' "
+                   "atomics",
+        "hole": {"*": ["cp.reduce.async.bulk.tensor"]}},
+    2: {"teaches": "with MULTICAST one load writes the slice into every CTA of the cluster (.multicast::cluster); "
+                   "without, a plain load",
+        "hole": {"broadcast<true>": ["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"],
+                 "broadcast<false>": ["cp.async.bulk.tensor.2d.shared::cluster.global"]},
+        "hole_absent": {"broadcast<false>": ["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"]}},
 }

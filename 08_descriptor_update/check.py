@@ -113,22 +113,24 @@ sass_order = {
     "field_probe": [{"anchor": "UTMALDG*", "before": ["MEMBAR.ALL.CTA"], "stop": "STS [R"}],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 08.1 edits in shared memory (the copy-out with cp_fenceproxy and the acquires follow
+# the hole); 08.2 edits in global memory and holds the release and the acquires itself.
+# Their order (each acquire after the release) is the shadow build's to judge.
 lab = {
-    1: {"teaches": "the maps are retargeted in shared memory with tensormap.replace (address, two dims, the stride), then copied out with the release (cp_fenceproxy) and acquired",
-        "ptx_count": {"grouped_copy<0>": {"tensormap.replace.tile.global_address.shared::cta": 2,
-                                          "tensormap.replace.tile.global_dim.shared::cta": 4,
-                                          "tensormap.replace.tile.global_stride.shared::cta": 2,
-                                          "tensormap.cp_fenceproxy": 2, "fence.proxy.tensormap::generic.acquire.gpu": 2}}},
-    2: {"teaches": "the maps are retargeted where they are, in global memory (tensormap.replace .global), then one release fence and an acquire per map",
-        "ptx_count": {"grouped_copy<1>": {"tensormap.replace.tile.global_address.global": 2,
-                                          "tensormap.replace.tile.global_dim.global": 4,
-                                          "tensormap.replace.tile.global_stride.global": 2,
-                                          "fence.proxy.tensormap::generic.release.gpu": 1,
-                                          "fence.proxy.tensormap::generic.acquire.gpu": 2}}},
+    1: {"teaches": "the maps are retargeted in shared memory with tensormap.replace (address, dims, the stride), then "
+                   "copied out with the release (cp_fenceproxy) and acquired",
+        "hole": {"*": ["tensormap.replace.tile.global_address.shared::cta",
+                       "tensormap.replace.tile.global_dim.shared::cta",
+                       "tensormap.replace.tile.global_stride.shared::cta"]}},
+    2: {"teaches": "the maps are retargeted where they are, in global memory (tensormap.replace .global), then a "
+                   "release fence and an acquire per map",
+        "hole": {"*": ["tensormap.replace.tile.global_address.global", "tensormap.replace.tile.global_dim.global",
+                       "tensormap.replace.tile.global_stride.global", "fence.proxy.tensormap::generic.release",
+                       "fence.proxy.tensormap::generic.acquire"]}},
 }

@@ -216,19 +216,18 @@ sass_order = {
                                                           _PIECE_ADD],
 }
 
-# The lab holes (tools/lab.py grade): for each hole NN.k, what the machine code
-# of the kernels it lives in must show once it is filled. A fill that passes
-# the run without it bypasses what the hole teaches, and is graded MECHANISM.
-# Keys: "teaches" (said to the student), then any of sass / sass_absent /
-# sass_count (per kernel, as above), ptx_count (per kernel: how many PTX
-# instructions begin with the text) and build_log_absent (ptxas advisories).
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 09.1's MMAs come after a wgmma.fence; a fence ptxas had to add, or MMAs it had to
+# serialize, show as its advisories in the build log. The commit is the shadow build's
+# to judge (a missing one leaves a stage handed back while the MMAs still read it).
 lab = {
-    # four MMAs per k-block (BK / K_STEP = 64 / 16), after wgmma.fence (WARPGROUP.ARRIVE); a fence ptxas had to
-    # add, or MMAs it had to serialize, show as its advisories in the build log
-    1: {"teaches": "a k-block is four wgmma (HGMMA.64x256x16) after one wgmma.fence, and ptxas repairs nothing",
-        "sass_count": {k: {"HGMMA.64x256x16.F32.BF16*": 4, "WARPGROUP.ARRIVE": 1}
-                       for k in ["gemm_ws<Config<0, 4, true, true, 2, 1, 0> >", "gemm_ws<Config<1, 5, true, true, 1, 1, 0> >",
-                                 "wgmma_sync"]},
+    1: {"teaches": "a k-block's MMAs (wgmma.mma_async) after a wgmma.fence, and ptxas repairs nothing",
+        "hole": {"*": ["wgmma.fence", "wgmma.mma_async"]},
         "build_log_absent": ["Potential Performance Loss", "injected .* by compiler"]},
 }
 

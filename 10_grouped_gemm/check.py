@@ -141,18 +141,25 @@ sass_order = {"grouped_gemm<0>": _RING, "grouped_gemm<1>": [*_RING, *_EPILOGUE, 
               "grouped_gemm<2>": [*_RING, *_EPILOGUE, _LAST_STORE_WAIT],
               "grouped_gemm<3>": [*_RING, *_EDIT_EPILOGUE, _LAST_STORE_WAIT]}
 
-# The lab hole (tools/lab.py grade): the producer's retarget of its A/B pair. Once filled, the EDIT kernel
-# must wait (the waits on the pair's loads: 12 in all), edit in shared memory (addresses of A, B and C; A's and C's rows), publish each map with cp_fenceproxy
-# and acquire each: the consumers' C edits are outside the hole and count one of each.
+# The lab holes (tools/lab.py grade; tools/lab_rules.py says what each key means): for
+# each hole NN.k, what its fill must show: "hole", what the hole's own code holds in
+# PTX, in every kernel it is compiled into ("*"), so that a helper, a rolled loop or
+# raw PTX passes as the wrappers do; "perf", the PERF lines graded, only where the
+# hole is about speed (no other floor is the student's). A fill that passes the run
+# without what the hole teaches is graded MECHANISM.
+# 10.1 waits on the pair's loads, edits in shared memory, publishes with cp_fenceproxy and
+# acquires, and edits nothing in global memory (08's global path is another lesson).
+# Which loads it must wait for, and the order of the copies and the acquires, are the
+# shadow build's to judge.
 lab = {
     1: {"teaches": "a retarget waits for the loads through the pair, edits A's address and rows and B's address in "
                    "shared memory, publishes both with cp_fenceproxy and acquires both",
-        # 12 waits: the 9 of every grouped kernel (the consumers' and the producer's), and the hole's
-        "ptx_count": {"grouped_gemm<3>": {"mbarrier.try_wait": 12,
-                                          "tensormap.replace.tile.global_address.shared::cta": 3,
-                                          "tensormap.replace.tile.global_dim.shared::cta": 2,
-                                          "tensormap.cp_fenceproxy": 3,
-                                          "fence.proxy.tensormap::generic.acquire.gpu": 3}}},
+        "hole": {"*": ["tensormap.replace.tile.global_address.shared::cta", "tensormap.replace.tile.global_dim.shared::cta",
+                       "tensormap.cp_fenceproxy", "fence.proxy.tensormap::generic.acquire"],
+                 # retarget_alone times the edit alone: nothing is in flight there, so its retarget waits for nothing
+                 "grouped_gemm<3>": ["mbarrier.try_wait"]},
+        "hole_absent": {"*": ["tensormap.replace.tile.global_address.global",
+                              "tensormap.replace.tile.global_dim.global"]}},
 }
 
 # What the build and the sanitizers need beyond what every step shares (tools/contract.py, build_facts):

@@ -54,8 +54,9 @@ EXIT = {PASS: 0, FAIL: 1, SKIP: 77}
 EXIT_MEANING = {1: "a correctness check failed", 2: "bad arguments or a CUDA error", 77: "cannot run here"}
 RULE_KEYS = {"perf_floors", "headline", "perf_order", "sass", "sass_absent", "sass_count", "fences", "sass_fences",
              "sass_order", "profile", "lab", "bench_runs", "build"}
-# A lab hole's mechanism rules (tools/lab.py): what the machine code of its kernels must show once it is filled.
-LAB_KEYS = {"teaches", "sass", "sass_absent", "sass_count", "ptx_count", "build_log_absent"}
+# A lab hole's rules (tools/lab_rules.py says what each means): what its fill must show once it is filled.
+LAB_KEYS = {"teaches", "perf", "hole", "hole_absent", "hole_order", "exchange", "sass", "sass_absent", "sass_count",
+            "ptx_count", "build_log_absent"}
 
 
 @dataclasses.dataclass
@@ -113,7 +114,9 @@ def load_step(step_dir: str) -> Step:
         raise ValueError(f"{step_dir}/check.py: {e}") from e
     for k, rules in step.lab.items():
         bad = set(rules) - LAB_KEYS
-        if not isinstance(k, int) or bad or not rules.get("teaches") or len(rules) < 2:
+        if not isinstance(k, int) or bad or not rules.get("teaches") or not any(  # an empty rule is none
+                rules.get(key) and (not isinstance(rules[key], dict) or any(rules[key].values()))
+                for key in LAB_KEYS - {"teaches", "perf"}):
             raise ValueError(f"{step_dir}/check.py: lab[{k!r}] needs 'teaches' and at least one rule "
                              f"(keys: {sorted(LAB_KEYS)}){f'; unknown {sorted(bad)}' if bad else ''}")
     # Every name a rule uses must be a PERF line the floors declare: a typo
@@ -256,10 +259,11 @@ def report(step: Step, verdict: Verdict, log: pathlib.Path | None, shadow: bool 
     print(f"{step.name}: {verdict.status}{where}")
 
 
-def run_program(binary: pathlib.Path, timeout: float, args: list[str]) -> tuple[str, str, int]:
-    """stdout, stderr and exit code of one run; undecodable bytes become U+FFFD."""
+def run_program(binary: pathlib.Path, timeout: float, args: list[str], env: dict | None = None) -> tuple[str, str, int]:
+    """stdout, stderr and exit code of one run (in `env`, else this process's environment); undecodable bytes
+    become U+FFFD."""
     try:
-        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout)
+        p = subprocess.run([str(binary), *args], capture_output=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode("utf-8", "replace")
         return out, f"timed out after {timeout:g} s: the program hung or is far too slow", 124

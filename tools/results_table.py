@@ -325,41 +325,63 @@ def bug_table() -> str:
     return "\n".join(out) + "\n"
 
 
-LAB_SAMPLES = ["solution", "unfilled", "wrong", "edited_checker", "no_build", "bypass", "protocol", "paste"]
+LAB_ROWS = ["solution", "comments", "unfilled", "wrong", "edited_checker", "no_build",  # one sample each
+            "correct", "bypass", "mistake", "race", "protocol", "paste"]  # a kind: every hole's fills of it
 LAB_RESULTS = REPO / "results" / "labs" / gpu_slug(REFERENCE_GPU)
 
 
+def lab_rule_text(r: dict) -> str:
+    """What one hole's rules ask (check.py's lab; tools/lab_rules.py), in words."""
+    where = lambda kernel: "every kernel it is in" if kernel == "*" else f"`{kernel}`"  # noqa: E731
+    alts = lambda p: " or ".join(f"`{a}`" for a in p.split("|"))  # noqa: E731
+    shown = [f"{where(k)}: {', '.join(alts(p) for p in pats)}" for k, pats in r.get("hole", {}).items()]
+    shown += [f"{where(k)}: no {', no '.join(alts(p) for p in pats)}" for k, pats in r.get("hole_absent", {}).items()]
+    shown += [f"{where(k)}: {alts(b)} between a `{s}` and each `{a}` after it" for k, rules in
+              r.get("hole_order", {}).items() for a, b, s in rules]
+    shown += [f"{where(k)}: loads that are not all its own stores read back (the data cross threads)"
+              for k in r.get("exchange", [])]
+    groups: dict[str, list[str]] = {}  # the kernels' SASS: what is shown -> the kernels that must show it
+    for kernel, pats in r.get("sass", {}).items():
+        groups.setdefault(", ".join(f"`{p}`" for p in pats), []).append(kernel)
+    for kernel, pats in r.get("sass_absent", {}).items():
+        groups.setdefault("no " + ", no ".join(f"`{p}`" for p in pats), []).append(kernel)
+    for kernel, counts in {**r.get("sass_count", {}), **r.get("ptx_count", {})}.items():
+        groups.setdefault(", ".join(f"{n} x `{p}`" for p, n in counts.items()), []).append(kernel)
+    shown += [", ".join(f"`{kk}`" for kk in kernels) + " (machine code): " + what for what, kernels in groups.items()]
+    if r.get("build_log_absent"):
+        shown.append("no ptxas advisory: " + ", ".join(f"`{p}`" for p in r["build_log_absent"]))
+    if r.get("perf"):
+        shown.append("the floors of " + ", ".join(f"`{p}`" for p in r["perf"]))
+    return "; ".join(shown)
+
+
 def lab_mechanism_table() -> str:
-    """Each lab hole's kernels and what their machine code must show (check.py's lab), and what it teaches."""
-    out = ["", "| hole | what the machine code of its kernels must show | it teaches |", "| --- | --- | --- |"]
+    """Each lab hole's rules (check.py's lab) and what it teaches."""
+    out = ["", "| hole | what the hole's own code must hold (PTX, in the kernels named) | it teaches |",
+           "| --- | --- | --- |"]
     for step_dir in step_dirs():
         for k, r in sorted(load_step(step_dir).lab.items()):
-            groups: dict[str, list[str]] = {}  # what is shown -> the kernels that must show it
-            for kernel, pats in r.get("sass", {}).items():
-                groups.setdefault(", ".join(f"`{p}`" for p in pats), []).append(kernel)
-            for kernel, pats in r.get("sass_absent", {}).items():
-                groups.setdefault("no " + ", no ".join(f"`{p}`" for p in pats), []).append(kernel)
-            for kernel, counts in {**r.get("sass_count", {}), **r.get("ptx_count", {})}.items():
-                groups.setdefault(", ".join(f"{n} x `{p}`" for p, n in counts.items()), []).append(kernel)
-            shown = [", ".join(f"`{kk}`" for kk in kernels) + ": " + what for what, kernels in groups.items()]
-            if r.get("build_log_absent"):
-                shown.append("no ptxas advisory: " + ", ".join(f"`{p}`" for p in r["build_log_absent"]))
-            out.append(f"| {step_dir[:2]}.{k} | {'; '.join(shown)} | {r['teaches']} |")
+            out.append(f"| {step_dir[:2]}.{k} | {lab_rule_text(r)} | {r['teaches']} |")
     return "\n".join(out) + "\n"
 
 
 def lab_class_table() -> str:
-    """The sample class of every lab (tools/lab_samples.py) as graded on the reference GPU: a verdict per cell."""
-    found = {}
-    for path in sorted(LAB_RESULTS.glob("grades_*.csv")):
+    """The sample class of every lab (tools/lab_samples.py) as graded on the reference GPU: per step, the verdict
+    of each sample, or of every sample of a kind (the holes' fills: tools/lab_fills.py)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(LAB_RESULTS.glob("grades_[0-9][0-9].csv")):
         for r in csv.DictReader(path.open()):
-            found[(r["step"], r["student"])] = r["verdict"]
+            row = r["student"] if r["student"] in LAB_ROWS[:6] else r["student"].split("_")[0]
+            found.setdefault((r["step"], row), []).append(r["verdict"])
     if not found:
         return "\n_not recorded yet_\n"
     steps = sorted({s for s, _ in found})
+
+    def cell(verdicts: list[str]) -> str:
+        return ", ".join(f"{v}{f' x {verdicts.count(v)}' if verdicts.count(v) > 1 else ''}" for v in dict.fromkeys(verdicts))
     out = ["", "| sample | " + " | ".join(s[:2] for s in steps) + " |", "| --- |" + " --- |" * len(steps)]
-    for name in LAB_SAMPLES:
-        out.append(f"| `{name}` | " + " | ".join(found.get((s, name), "n/a") for s in steps) + " |")
+    for row in LAB_ROWS:
+        out.append(f"| `{row}` | " + " | ".join(cell(found[(s, row)]) if (s, row) in found else "n/a" for s in steps) + " |")
     return "\n".join(out) + "\n"
 
 
