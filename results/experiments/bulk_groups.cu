@@ -4,7 +4,9 @@
 //      thread 32 (another warp) and thread 0 each run cp.async.bulk.wait_group 0. Each wait's length
 //      in SM cycles; right after it, whether the last word of the last store still reads as poison
 //      (ld.relaxed.gpu), and then how many words of the last store's 64 KiB still do: thread 32's
-//      wait has nothing to wait for.
+//      wait has nothing to wait for. Then thread 1 (the issuer's own warp) alone, thread 0 waiting only
+//      after the next barrier: the PTX ISA gives thread 1 no group either, but the wait compiles to
+//      DEPBAR.LE SB0, a counter of the warp's (cuobjdump -sass build/experiments/bulk_groups).
 //   2. Separate sets, one way: a warp issues cp.async copies (32 KiB from a buffer not in L2) and
 //      commits them; then cp.async.bulk.wait_group 0, which has no bulk group to wait for; the words
 //      each thread copied that are still poison right after it; then cp.async.wait_group 0, and again.
@@ -52,7 +54,8 @@ static __device__ void after_wait(const uint32_t* dst, Seen* seen, int k, long l
     seen->poison[k] = poison_left(dst);
 }
 
-// Part 1 (mode 0) and part 3 (mode 1). src: CHUNK bytes of dynamic shared memory, filled with its index.
+// Part 1 (mode 0: thread 32 and thread 0 wait; mode 2: thread 1 alone, thread 0 only after the last
+// barrier) and part 3 (mode 1). src: CHUNK bytes of dynamic shared memory, filled with its index.
 __global__ void bulk_owner(uint32_t* dst, int mode, Seen* seen) {
     uint32_t* src = (uint32_t*)tma_smem_base();
     for (int i = threadIdx.x; i < CHUNK_WORDS; i += blockDim.x) src[i] = i;
@@ -60,7 +63,7 @@ __global__ void bulk_owner(uint32_t* dst, int mode, Seen* seen) {
     __syncthreads();
     if (threadIdx.x == 0) issue_stores(dst, src);
     __syncthreads();
-    if (mode == 0 && threadIdx.x == 32) {  // not the issuer: its wait has no group of its own
+    if ((mode == 0 && threadIdx.x == 32) || (mode == 2 && threadIdx.x == 1)) {  // not the issuer: no group
         const long long t0 = clock64();
         bulk_wait_group<0>();
         after_wait(dst, seen, 0, clock64() - t0);
@@ -79,7 +82,9 @@ __global__ void bulk_owner(uint32_t* dst, int mode, Seen* seen) {
         seen->cycles[2] = t1 - t0;
         after_wait(dst, seen, 3, t2 - t1);
     }
-    __syncthreads();  // src stays alive until the issuer's wait: no thread exits before it
+    __syncthreads();
+    if (mode == 2 && threadIdx.x == 0) bulk_wait_group<0>();  // src stays alive until the issuer's own wait
+    __syncthreads();
 }
 
 // Part 2: one warp, each lane copying 64 x 16 B into its own words of `tile`.
@@ -130,15 +135,22 @@ int main(void) {
                                     (int)tma_smem_bytes(CHUNK)));
     print_gpu();
     printf("SM clock %.0f MHz (the attribute's maximum; cycles below are clock64 differences)\n", khz / 1e3);
-    for (int run = 0; run < 3; ++run) {
-        const Seen a = run_owner(dst, 0, dev);
-        for (int k = 0; k < 2; ++k)
-            printf(
-                "OWNER run %d: thread %-2d %-15s bulk wait_group 0: %6lld cycles; then the last word %s; "
-                "%5u of %d words of the last store still poison\n",
-                run, k ? 0 : 32, k ? "(the issuer)" : "(not the issuer)", a.cycles[k],
-                a.last_word_poison[k] ? "poison" : "written", a.poison[k], CHUNK_WORDS);
-    }
+    for (int mode = 0; mode <= 2; mode += 2)
+        for (int run = 0; run < 3; ++run) {
+            const Seen a = run_owner(dst, mode, dev);
+            for (int k = 0; k < (mode ? 1 : 2); ++k)
+                printf(
+                    "OWNER run %d: thread %-2d %-22s bulk wait_group 0: %6lld cycles; then the last word %s; "
+                    "%5u of %d words of the last store still poison\n",
+                    run,
+                    k      ? 0
+                    : mode ? 1
+                           : 32,
+                    k      ? "(the issuer)"
+                    : mode ? "(the issuer's warp)"
+                           : "(another warp)",
+                    a.cycles[k], a.last_word_poison[k] ? "poison" : "written", a.poison[k], CHUNK_WORDS);
+        }
     for (int run = 0; run < 3; ++run) {
         CUDA_CHECK(cudaMemset(big, run + 1, flush));  // the L2 now holds the end of `big`, not its start
         Seen s;

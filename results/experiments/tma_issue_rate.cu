@@ -54,8 +54,11 @@ int main(void) {
     int sms = 0, smem_max = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-    // All the shared memory a block may have: room for 8 issuers' slots, and none for a second CTA.
-    const size_t smem = (size_t)smem_max;
+    // All the shared memory a block may have, less its static part (the barriers): room for 8 issuers'
+    // slots, and none for a second CTA on the SM.
+    cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, issue));
+    const size_t smem = (size_t)smem_max - attr.sharedSizeBytes;
     if (smem < tma_smem_bytes(8 * SLOT_BYTES))
         die_internal("needs %zu B of shared memory", tma_smem_bytes(8 * SLOT_BYTES));
     CUDA_CHECK(cudaFuncSetAttribute(issue, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
