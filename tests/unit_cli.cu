@@ -1,6 +1,6 @@
 // Host-side unit test of common/cli.h's parse_cli: what --quick changes and what it leaves alone. The rule:
 // --quick changes defaults only (small sizes, 2 timed runs, 1 warm-up); an option given beside it, in
-// either order, keeps its value. Built and run by tests/test_cli.py; one line per case, "ok NAME" or
+// either order, keeps its value. Built and run by tests/test_harness.py; one line per case, "ok NAME" or
 // "FAIL NAME: why", and exit 1 on any failure.
 #include "common/tutorial.cuh"
 #include "tests/unit_expect.h"
