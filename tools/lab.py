@@ -819,6 +819,7 @@ def bundle_files() -> dict[str, str | pathlib.Path]:
         ".lab-bundle": "The lab bundle of the Hopper data-movement tutorial: the programs here are your copies.\n"}
     files |= {str(p.relative_to(REPO)): p for p in sorted((REPO / "common").rglob("*")) if p.is_file()}
     files |= {f"tools/{n}": REPO / "tools" / n for n in BUNDLE_TOOLS}
+    files |= {str(p.relative_to(REPO)): p for p in sorted((REPO / "requirements").glob("*.txt"))}  # make's parts
     for step in step_dirs():
         copy, spans = student_copy(step_program(step).read_text(), step)
         for f in step_files(step):
