@@ -170,9 +170,10 @@ def test_the_order_rule_sees_a_misplaced_or_loosened_wait():
 
 def test_memcpy_async_with_a_barrier(tmp_path):
     # The seed's question, answered from the machine code (tests/probe_memcpy_async_barrier.cu):
-    # cuda::memcpy_async with a cuda::barrier is a TMA bulk copy (UBLKCP, its bytes counted by the
-    # barrier's expect-tx arrive) where 16-byte alignment is promised, and silently a synchronous
-    # byte copy by the threads where it is not; cp.async (LDGSTS) in neither case.
+    # cuda::memcpy_async with a cuda::barrier follows the alignment the call promises (pointer type or
+    # cuda::aligned_size_t): 16 bytes, a TMA bulk copy (UBLKCP, its bytes counted by the barrier's
+    # expect-tx arrive); 8 or 4 bytes, cp.async (LDGSTS) whose completion the barrier tracks
+    # (ARRIVES.LDGSTSBAR); nothing, silently a synchronous byte copy by the threads.
     exe = tmp_path / "probe.cubin"
     p = subprocess.run(["nvcc", "-std=c++17", "-I.", "-gencode", "arch=compute_90a,code=sm_90a", "-cubin",
                         "tests/probe_memcpy_async_barrier.cu", "-o", str(exe)], cwd=REPO, capture_output=True, text=True)
@@ -180,10 +181,13 @@ def test_memcpy_async_with_a_barrier(tmp_path):
     functions = dump_sass(exe)
     ops = {int(re.search(r"ILi(\d)E", name)[1]): {opcode(ln) for ln in lines}
            for name, lines in functions.items() if "memcpy_async_barrier" in name}
-    assert sorted(ops) == [0, 1, 2, 3], sorted(ops)
-    for call in (0, 1, 3):  # aligned_size_t<16>, float4 pointers, one thread's aligned call
+    assert sorted(ops) == list(range(10)), sorted(ops)
+    for call in (0, 1, 3, 8, 9):  # 16 bytes promised: block, float4 pointers, one thread, a warp, each thread
         assert "UBLKCP.S.G" in ops[call] and "SYNCS.ARRIVE.TRANS64.RED.A0TR" in ops[call], (call, sorted(ops[call]))
-        assert "LDGSTS.E.BYPASS.128" not in ops[call] and not any(o.startswith("LDGSTS") for o in ops[call])
+        assert not any(o.startswith("LDGSTS") for o in ops[call]), (call, sorted(ops[call]))
+    for call, ldgsts in ((4, "LDGSTS.E.64"), (6, "LDGSTS.E.64"), (5, "LDGSTS.E"), (7, "LDGSTS.E")):  # 8 and 4 bytes
+        assert ldgsts in ops[call] and "ARRIVES.LDGSTSBAR.64.TRANSCNT" in ops[call], (call, sorted(ops[call]))
+        assert not any(o.startswith("UBLKCP") for o in ops[call]), (call, sorted(ops[call]))
     bytes_copy = ops[2]  # char pointers, a plain size: nothing promises alignment
     assert not any(o.startswith(("UBLKCP", "LDGSTS")) for o in bytes_copy), sorted(bytes_copy)
     assert any(o.startswith("LDG.E.U8") for o in bytes_copy), sorted(bytes_copy)
