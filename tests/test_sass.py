@@ -191,3 +191,42 @@ def test_memcpy_async_with_a_barrier(tmp_path):
     bytes_copy = ops[2]  # char pointers, a plain size: nothing promises alignment
     assert not any(o.startswith(("UBLKCP", "LDGSTS")) for o in bytes_copy), sorted(bytes_copy)
     assert any(o.startswith("LDG.E.U8") for o in bytes_copy), sorted(bytes_copy)
+
+
+MULTICAST_PTX = """.version 8.0
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 map)
+{{
+  .reg .b64 %rd<2>;
+  .reg .b32 %r<4>;
+  .reg .b16 %rs<2>;
+  .shared .align 128 .b8 buf[4096];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [map];
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, 0;
+  mov.u16 %rs1, 3;
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {{%r3, %r3}}], [%r2], %rs1;
+  ret;
+}}
+"""
+
+
+def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_path):
+    # The PTX ISA calls .multicast::cluster "optimized for" sm_90a (and later a/f targets). Step 07 builds for
+    # sm_90a; built for plain sm_90 the load still assembles, ptxas adds an advisory about "some future
+    # architectures", and the Hopper machine code is the same instruction for instruction.
+    sass = {}
+    for target in ("sm_90", "sm_90a"):
+        src = tmp_path / f"multicast_{target}.ptx"
+        src.write_text(MULTICAST_PTX.format(target=target))
+        cubin = tmp_path / f"multicast_{target}.cubin"
+        p = subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(cubin)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        advised = "Advisory: '.multicast::cluster'" in p.stderr and "future architectures" in p.stderr
+        assert advised == (target == "sm_90"), (target, p.stderr)
+        sass[target] = [instruction(ln) for lines in dump_sass(cubin).values() for ln in lines]
+    assert any(i.startswith("UTMALDG.2D.MULTICAST") for i in sass["sm_90"]), sass["sm_90"]
+    assert sass["sm_90"] == sass["sm_90a"]
