@@ -128,3 +128,13 @@ def test_each_target_installs_only_the_part_it_needs(tmp_path):
         shutil.copy(fake_tool(tmp_path, t, "--"), toolkit / t)
     p = run(["make", "-n", "sass-09", f"VENV={tmp_path / 'venv'}", f"CUDA_HOME={toolkit.parent}"])
     assert "requirements/sass.txt" not in p.stdout and "requirements/twins.txt" in p.stdout, p.stdout[-3000:]
+
+
+def test_one_steps_shadow_build_builds():
+    # make SHADOW=1 build-NN for one step, the quickest to build (01): the fast tier's sample of the shadow
+    # build, which make test-all builds for every step (tests/test_shadow.py).
+    step = STEP_DIRS[0]
+    p = run(["make", "--no-print-directory", "SHADOW=1", f"build-{step[:2]}"])
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    from sass import dump_sass
+    assert "shadow_audit_kernel" in "".join(dump_sass(REPO / "build" / "shadow" / step)), "no shadow in the shadow build"
