@@ -86,18 +86,20 @@ PER_STEP_TARGETS := build run check shadow sass sanitize profile lab grade bug c
 $(foreach g,$(filter $(addsuffix -%,$(PER_STEP_TARGETS)),$(filter-out lab-dist grade-class \
   $(foreach t,$(PER_STEP_TARGETS),$(addprefix $(t)-,$(STEPS))),$(MAKECMDGOALS))),$(error make $(g): there is no \
   step $(lastword $(subst -, ,$(g))): NN is one of $(STEPS)))
-# bug-NN's N: one of the step's planted mistakes (NN_topic/bugs/N.diff).
+# The values a target is given, checked where it runs (a dry run, make -n, only shows its commands):
+# bug-NN's N, one of the step's planted mistakes (NN_topic/bugs/N.diff);
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
 bug_numbers = $(shell ls $(1)/bugs 2>/dev/null | sed -n 's/\.diff$$//p' | sort -n)
-$(foreach g,$(if $(N),$(filter $(addprefix bug-,$(STEPS)),$(MAKECMDGOALS))),$(if $(filter 1,$(words $(N))),$(if \
+$(foreach g,$(if $(DRY_RUN),,$(if $(N),$(filter $(addprefix bug-,$(STEPS)),$(MAKECMDGOALS)))),$(if $(filter 1,$(words $(N))),$(if \
   $(filter $(N),$(call bug_numbers,$(filter $(subst bug-,,$(g))_%,$(STEP_DIRS)))),,$(error make $(g): N=$(N) is \
   not one of step $(subst bug-,,$(g))'s planted mistakes: N is one of $(call bug_numbers,$(filter \
   $(subst bug-,,$(g))_%,$(STEP_DIRS))))),$(error make $(g): N=$(N) is not one number)))
 # grade-class's NN and DIR.
 GRADE_CLASS_USAGE := make grade-class NN=03 DIR=submissions/
-$(if $(filter grade-class,$(MAKECMDGOALS)),$(if $(NN),$(if $(filter $(NN),$(STEPS)),,$(error make grade-class: \
+$(if $(filter grade-class,$(if $(DRY_RUN),,$(MAKECMDGOALS))),$(if $(NN),$(if $(filter $(NN),$(STEPS)),,$(error make grade-class: \
   NN=$(NN) is not a step: NN is one of $(STEPS))),$(error make grade-class: NN is missing: NN is one of $(STEPS) \
   ($(GRADE_CLASS_USAGE)))))
-$(if $(filter grade-class,$(MAKECMDGOALS)),$(if $(DIR),,$(error make grade-class: DIR is missing \
+$(if $(filter grade-class,$(if $(DRY_RUN),,$(MAKECMDGOALS))),$(if $(DIR),,$(error make grade-class: DIR is missing \
   ($(GRADE_CLASS_USAGE)))))
 
 # A command between $(WATCH_77) and $(SAY_77) runs as usual, its stderr also kept in $(BUILD)/TARGET.stderr.
@@ -268,7 +270,8 @@ results-table:
 
 # The Python environment, in parts (requirements/PART.txt): a target installs only the part it needs, once
 # (the stamp $(VENV)/.installed-PART, renewed when the part's list changes), and says which part and how
-# large before it downloads (the list's "size:" line). `make venv` installs every part.
+# large before it downloads (the list's "size:" line). `make venv` installs every part. No part warns that
+# nvidia-cutlass lacks its Python dependencies: the twins part leaves them out on purpose.
 #   twins      CuTe's headers, for the twins' builds (make all, check-NN and sass-NN of a step with twins)
 #   sass       cuobjdump and nvdisasm, where neither PATH nor the toolkit has both (sass-NN, grader-tools)
 #   test       pytest, clang-format, numpy; make test also installs twins, sass and notebooks
@@ -280,7 +283,7 @@ $(VPY):
 	@$(PYTHON) -m venv $(VENV) || { echo "cannot create $(VENV): install python3-venv"; exit 1; }
 $(VENV)/.installed-%: requirements/%.txt | $(VPY)
 	@echo "Installing requirements/$*.txt into $(VENV) (once): $$(sed -n 's/^# size: //p' $<)"
-	@$(VPY) -m pip install --quiet --disable-pip-version-check $$(sed -n 's/^# pip: //p' $<) -r $< \
+	@$(VPY) -m pip install --quiet --disable-pip-version-check --no-warn-conflicts $$(sed -n 's/^# pip: //p' $<) -r $< \
 	  || { echo "make: installing requirements/$*.txt failed (no network? on a machine without PyPI, see README.md)"; exit 1; }
 	@touch $@
 SHADOW_NEEDS := $(VENV)/.installed-shadow
@@ -322,7 +325,8 @@ lab-dist:
 # parallel, runs one at a time, one CSV row each (DIR/grades_NN.csv).
 grade-class: $(FLAGS_STAMP)
 	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
-	  --link="$(call step_link,$(firstword $(filter $(NN)_%,$(STEP_DIRS))))" $(if $(PREBUILT),--prebuilt)
+	  --link="$(if $(filter $(NN),$(STEPS)),$(call step_link,$(filter $(NN)_%,$(STEP_DIRS))))" \
+	  $(if $(PREBUILT),--prebuilt)
 
 # Executes every notebook headless into build/notebooks (.ipynb and .html);
 # the committed notebooks stay as they are.
