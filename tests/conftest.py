@@ -115,6 +115,12 @@ FAST_SAMPLE: dict[str, str] = {
     "test_sass.py::test_every_fence_is_pinned": STEP,
     "test_sass.py::test_sass_order": STEP,
     "test_checker.py::test_make_check_nn_fails_when_the_step_cannot_run": "^01$",  # no twins to build
+    # the command line's rules are common/cli.h's: every program is run with bad arguments once
+    # (test_bad_standard_arguments_exit_2_naming_the_rule, test_options_not_taken_are_refused), the
+    # combinations on one program
+    "test_exit_codes.py::test_the_command_line_rule": f"^{FAST_STEP}-",
+    "test_exit_codes.py::test_every_number_option_reads_the_same_way": STEP,
+    "test_exit_codes.py::test_every_option_given_twice_is_refused": STEP,
     "test_labs.py::test_student_copy_builds_without_warnings": STEP,
     "test_labs.py::test_grader_fails_an_unfilled_lab_and_passes_the_solution": STEP,
     "test_labs.py::test_every_hole_states_its_mechanism_and_the_solution_keeps_it": STEP,
@@ -158,6 +164,8 @@ FULL_ONLY: dict[str, str] = {
     "test_tutorial_host.py::test_grouped_schedule": "test_tutorial_host.py::test_tma_load_host_checks",
     # a class graded, the bundle built and graded: one lab graded stands for them
     "test_labs.py::test_a_class_without_a_gpu_gets_every_verdict_a_cpu_can_give":
+        "test_labs.py::test_grader_fails_an_unfilled_lab_and_passes_the_solution",
+    "test_labs.py::test_a_class_is_final_and_exits_0_when_every_row_is":
         "test_labs.py::test_grader_fails_an_unfilled_lab_and_passes_the_solution",
     "test_labs.py::test_the_bundle_stands_alone": "test_labs.py::test_lab_dist_holds_no_solution",
 }
