@@ -230,3 +230,47 @@ def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_
         sass[target] = [instruction(ln) for lines in dump_sass(cubin).values() for ln in lines]
     assert any(i.startswith("UTMALDG.2D.MULTICAST") for i in sass["sm_90"]), sass["sm_90"]
     assert sass["sm_90"] == sass["sm_90a"]
+
+
+TARGET_PTX = """.version 8.8
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 map)
+{{
+  .reg .b64 %rd<2>;
+  .reg .b32 %r<4>;
+  .shared .align 128 .b8 buf[4096];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [map];
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, 0;
+  {instruction}
+  ret;
+}}
+"""
+# Where each instruction assembles, among an Ampere, Hopper and Blackwell target, plain and arch-specific:
+# what README.md's troubleshooting says. The TMA is sm_90 and later; setmaxnreg and tensormap.replace are
+# arch-specific (sm_90a, sm_100a, never a plain target); wgmma is sm_90a's alone.
+ASSEMBLES = {
+    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r3, %r3}], [%r2];":
+        {"sm_90", "sm_90a", "sm_100", "sm_100a"},
+    "setmaxnreg.inc.sync.aligned.u32 232;": {"sm_90a", "sm_100a"},
+    "tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%r1], %rd1;": {"sm_90a", "sm_100a"},
+    "wgmma.fence.sync.aligned;": {"sm_90a"},
+}
+
+
+def test_which_targets_assemble_the_steps_instructions(tmp_path):
+    for instruction, want in ASSEMBLES.items():
+        got = set()
+        for target in ("sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a"):
+            src = tmp_path / f"{target}.ptx"
+            src.write_text(TARGET_PTX.format(target=target, instruction=instruction))
+            p = subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
+                               capture_output=True, text=True)
+            if p.returncode == 0:
+                got.add(target)
+            else:
+                assert "not supported on .target" in p.stderr or "requires .target" in p.stderr, p.stderr
+        assert got == want, f"{instruction.split()[0]} assembles for {sorted(got)}, README.md says {sorted(want)}"
