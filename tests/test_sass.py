@@ -5,6 +5,7 @@ cuobjdump/nvdisasm come from PATH, the toolkit, or the wheels requirements.txt
 installs; a missing tool is a failure, never a skip.
 """
 
+import pathlib
 import re
 import subprocess
 
@@ -193,7 +194,10 @@ def test_memcpy_async_with_a_barrier(tmp_path):
     assert any(o.startswith("LDG.E.U8") for o in bytes_copy), sorted(bytes_copy)
 
 
-MULTICAST_PTX = """.version 8.0
+
+# One kernel around one instruction, for ptxas alone: its operands are a tensor map's address (%rd1),
+# a shared box (%r1), an mbarrier (%r2), a coordinate 0 (%r3) and a ctaMask (%rs1).
+ONE_INSTRUCTION_PTX = """.version 8.8
 .target {target}
 .address_size 64
 .visible .entry k(.param .u64 map)
@@ -208,10 +212,21 @@ MULTICAST_PTX = """.version 8.0
   mov.u32 %r2, bar;
   mov.u32 %r3, 0;
   mov.u16 %rs1, 3;
-  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {{%r3, %r3}}], [%r2], %rs1;
+  {instruction}
   ret;
 }}
 """
+
+
+def assemble(tmp_path, target: str, instruction: str) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+    src, cubin = tmp_path / f"{target}.ptx", tmp_path / f"{target}.cubin"
+    src.write_text(ONE_INSTRUCTION_PTX.format(target=target, instruction=instruction))
+    return subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(cubin)], capture_output=True,
+                          text=True), cubin
+
+
+MULTICAST = ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+             " [%r1], [%rd1, {%r3, %r3}], [%r2], %rs1;")
 
 
 def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_path):
@@ -220,10 +235,7 @@ def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_
     # architectures", and the Hopper machine code is the same instruction for instruction.
     sass = {}
     for target in ("sm_90", "sm_90a"):
-        src = tmp_path / f"multicast_{target}.ptx"
-        src.write_text(MULTICAST_PTX.format(target=target))
-        cubin = tmp_path / f"multicast_{target}.cubin"
-        p = subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(cubin)], capture_output=True, text=True)
+        p, cubin = assemble(tmp_path, target, MULTICAST)
         assert p.returncode == 0, p.stderr
         advised = "Advisory: '.multicast::cluster'" in p.stderr and "future architectures" in p.stderr
         assert advised == (target == "sm_90"), (target, p.stderr)
@@ -232,23 +244,6 @@ def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_
     assert sass["sm_90"] == sass["sm_90a"]
 
 
-TARGET_PTX = """.version 8.8
-.target {target}
-.address_size 64
-.visible .entry k(.param .u64 map)
-{{
-  .reg .b64 %rd<2>;
-  .reg .b32 %r<4>;
-  .shared .align 128 .b8 buf[4096];
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [map];
-  mov.u32 %r1, buf;
-  mov.u32 %r2, bar;
-  mov.u32 %r3, 0;
-  {instruction}
-  ret;
-}}
-"""
 # Where each instruction assembles, among an Ampere, Hopper and Blackwell target, plain and arch-specific:
 # what README.md's troubleshooting says. The TMA is sm_90 and later; setmaxnreg and tensormap.replace are
 # arch-specific (sm_90a, sm_100a, never a plain target); wgmma is sm_90a's alone.
@@ -265,10 +260,7 @@ def test_which_targets_assemble_the_steps_instructions(tmp_path):
     for instruction, want in ASSEMBLES.items():
         got = set()
         for target in ("sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a"):
-            src = tmp_path / f"{target}.ptx"
-            src.write_text(TARGET_PTX.format(target=target, instruction=instruction))
-            p = subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(tmp_path / "k.cubin")],
-                               capture_output=True, text=True)
+            p, _ = assemble(tmp_path, target, instruction)
             if p.returncode == 0:
                 got.add(target)
             else:
