@@ -57,7 +57,7 @@ CHECK_TIMEOUT ?= 600
 BUNDLE := $(wildcard .lab-bundle)
 # Where `make lab-NN` writes a student copy and `make grade-NN` grades it.
 LAB ?= $(if $(BUNDLE),.,labs)
-BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-table, test, mutation, notebooks, and experiments need the full tutorial.
+BUNDLE_NOTE := This is the lab bundle: bug-NN, lab-NN, lab-dist, bench, results-table, test, test-all, mutation, notebooks, and experiments need the full tutorial.
 # The first line of every target that needs the full tutorial: in the bundle it stops with a reason.
 # (The per-step rules name it $$(FULL_ONLY): expanded when the recipe runs, $@ is the target's name.)
 FULL_ONLY = $(if $(BUNDLE),@echo "make $@: not part of the lab bundle (it needs the full tutorial: results/, tests/, notebooks/, bugs/)"; exit 2)
@@ -75,15 +75,53 @@ FLAGS_STAMP := $(BUILD)/flags.txt
 .DELETE_ON_ERROR:
 SHELL := /bin/bash
 
-.PHONY: all check shadow sanitize bench test notebooks results-table venv help clean mutation lab-dist grade-class
+.PHONY: all check shadow sanitize bench test test-all notebooks results-table venv grader-tools help clean mutation \
+        lab-dist grade-class
+
+# Numbers given to make are checked before anything is built or run: one line naming the rule, exit 2.
+not_digits = $(subst 9,,$(subst 8,,$(subst 7,,$(subst 6,,$(subst 5,,$(subst 4,,$(subst 3,,$(subst 2,,$(subst \
+             1,,$(subst 0,,$(1)))))))))))
+is_whole = $(if $(1),$(if $(call not_digits,$(1)),,yes))
+$(if $(call is_whole,$(CHECK_TIMEOUT)),,$(error CHECK_TIMEOUT=$(CHECK_TIMEOUT) is not a whole number of seconds))
+$(if $(MBAR_TIMEOUT_NS),$(if $(call is_whole,$(MBAR_TIMEOUT_NS)),,$(error MBAR_TIMEOUT_NS=$(MBAR_TIMEOUT_NS) is \
+  not a whole number of nanoseconds (0: unbounded))))
+# A per-step target for a step there is not (make check-11, make build-1, make lab-11):
+PER_STEP_TARGETS := build run check shadow sass sanitize profile lab grade bug compile-command
+$(foreach g,$(filter $(addsuffix -%,$(PER_STEP_TARGETS)),$(filter-out lab-dist grade-class \
+  $(foreach t,$(PER_STEP_TARGETS),$(addprefix $(t)-,$(STEPS))),$(MAKECMDGOALS))),$(error make $(g): there is no \
+  step $(lastword $(subst -, ,$(g))): NN is one of $(STEPS)))
+# The values a target is given, checked where it runs (a dry run, make -n, only shows its commands):
+# bug-NN's N, one of the step's planted mistakes (NN_topic/bugs/N.diff);
+DRY_RUN := $(findstring n,$(firstword -$(MAKEFLAGS)))
+bug_numbers = $(shell ls $(1)/bugs 2>/dev/null | sed -n 's/\.diff$$//p' | sort -n)
+$(foreach g,$(if $(DRY_RUN),,$(if $(N),$(filter $(addprefix bug-,$(STEPS)),$(MAKECMDGOALS)))),$(if $(filter 1,$(words $(N))),$(if \
+  $(filter $(N),$(call bug_numbers,$(filter $(subst bug-,,$(g))_%,$(STEP_DIRS)))),,$(error make $(g): N=$(N) is \
+  not one of step $(subst bug-,,$(g))'s planted mistakes: N is one of $(call bug_numbers,$(filter \
+  $(subst bug-,,$(g))_%,$(STEP_DIRS))))),$(error make $(g): N=$(N) is not one number)))
+# grade-class's NN and DIR.
+GRADE_CLASS_USAGE := make grade-class NN=03 DIR=submissions/
+$(if $(filter grade-class,$(if $(DRY_RUN),,$(MAKECMDGOALS))),$(if $(NN),$(if $(filter $(NN),$(STEPS)),,$(error make grade-class: \
+  NN=$(NN) is not a step: NN is one of $(STEPS))),$(error make grade-class: NN is missing: NN is one of $(STEPS) \
+  ($(GRADE_CLASS_USAGE)))))
+$(if $(filter grade-class,$(if $(DRY_RUN),,$(MAKECMDGOALS))),$(if $(DIR),,$(error make grade-class: DIR is missing \
+  ($(GRADE_CLASS_USAGE)))))
+
+# A command between $(WATCH_77) and $(SAY_77) runs as usual, its stderr also kept in $(BUILD)/TARGET.stderr.
+# Its exit 77 means that it cannot run here (no Hopper GPU, ...): then the last line says SKIP and why (the
+# first line the command wrote to stderr: the program's own reason), and make still fails: a skip is never
+# a pass.
+WATCH_77 = mkdir -p $(BUILD); set -o pipefail; {
+SAY_77 = 2>&1 1>&3 3>&- | tee $(BUILD)/$@.stderr 1>&2; } 3>&1; code=$$?; if [ $$code = 77 ]; then \
+  echo "make $@: SKIP (exit 77): $$(head -n 1 $(BUILD)/$@.stderr)"; fi; exit $$code
 
 # The twins (NN_topic/twins/*.cu, in the steps that teach an instruction): the
 # step's key kernels again through CCCL (cuda::ptx, cuda::memcpy_async, ...)
 # and CuTe, one program per step, built into build/twins/NN_topic with the
 # steps' flags plus CuTe's headers, which come from the pinned nvidia-cutlass
-# package in .venv (`make venv`; CUTE_INCLUDE=DIR, on the command line or in
-# the environment, names another copy),
-# and --expt-relaxed-constexpr, which CuTe's constexpr functions need.
+# package in .venv (installed by the first build that needs them, 6 MB:
+# requirements/twins.txt; CUTE_INCLUDE=DIR, on the command line or in the
+# environment, names another copy instead), and --expt-relaxed-constexpr,
+# which CuTe's constexpr functions need.
 # make check-NN runs a step's twins after the step.
 TWIN_DIRS := $(if $(SHADOW_FLAG),,$(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/twins/*.cu)))))
 TWIN_BINS := $(patsubst %/twins,$(BUILD)/twins/%,$(TWIN_DIRS))
@@ -93,9 +131,16 @@ else
 # $(shell), not $(wildcard): make caches the directories it has listed, and
 # .venv may be installed by this very run, after the first listing.
 CUTE_INCLUDE = $(firstword $(shell ls -d $(VENV)/lib/python3*/site-packages/cutlass_library/source/include 2>/dev/null))
-CUTE_NEEDS := $(VENV)/.installed
+CUTE_NEEDS := $(VENV)/.installed-twins
 endif
 TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(or $(CUTE_INCLUDE),$(error no CuTe headers: run make venv, or give CUTE_INCLUDE=DIR))
+# cuobjdump and nvdisasm, which sass-NN reads the machine code with (tools/sass.py looks on PATH, in the
+# toolkit, then in .venv): installed into .venv (requirements/sass.txt, 5 MB) only where PATH and the
+# toolkit lack one of them; tools/sass.py then runs with the venv's Python, which knows where they are.
+SASS_TOOLS_HERE := $(shell for t in cuobjdump nvdisasm; do command -v $$t || test -x $(CUDA_HOME)/bin/$$t || exit 1; \
+                     done > /dev/null && echo yes)
+SASS_NEEDS := $(if $(SASS_TOOLS_HERE),,$(VENV)/.installed-sass)
+SASS_PYTHON = $(if $(SASS_NEEDS),$(VPY),$(PYTHON))
 # A step folder and its twins folder, if it has one; the twins' binary.
 with_twins = $(1) $(filter $(1)/twins,$(TWIN_DIRS))
 twin_bin = $(patsubst %/twins,$(BUILD)/twins/%,$(filter $(1)/twins,$(TWIN_DIRS)))
@@ -197,7 +242,7 @@ $(BUILD)/$(2): $(wildcard $(2)/*.cu) $(FLAGS_STAMP)
 	@$(if $(SHADOW_FLAG),echo "  (the shadow build: $$$$(grep -ci warning $$@.log) ptxas notes on registers and local memory in $$@.log, its checks' own)",grep -i "warning" $$@.log || true)
 build-$(1): $(BUILD)/$(2)
 run-$(1): $(BUILD)/$(2)
-	./$(BUILD)/$(2) $(ARGS)
+	@echo "./$(BUILD)/$(2) $(ARGS)"; $$(WATCH_77) ./$(BUILD)/$(2) $(ARGS) $$(SAY_77)
 check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(if $(SHADOW_FLAG),shadow-tool)
 	@ok=0; rm -f $(BUILD)/$(2).summary; for d in $(call with_twins,$(2)); do \
 	  echo "$(if $(SHADOW_FLAG),SHADOW_ENV )$(PYTHON) tools/checker.py $$$$d --timeout $(CHECK_TIMEOUT) $(call checker_build,$(2))"; \
@@ -216,9 +261,9 @@ shadow-$(1):
 	@$(if $(call twin_bin,$(2)),$(MAKE) --no-print-directory $(call twin_bin,$(2)))
 	@$(MAKE) --no-print-directory shadow-tool > build/shadow/tool.log 2>&1 || { tail -1 build/shadow/tool.log; echo "(the steps' programs still run: a machine without a GPU says so)"; }
 	@$(PYTHON) tools/shadow_sweep.py step $(2) $(SWEEP_TOOL) --timeout $(CHECK_TIMEOUT)
-sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
+sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(SASS_NEEDS)
 	@ok=0; for d in $(call with_twins,$(2)); do echo "==== $$$$d: each kernel's key instructions (tools/sass.py)"; \
-	  $(PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
+	  $(SASS_PYTHON) tools/sass.py $$$$d || ok=1; done; exit $$$$ok
 sanitize-$(1): $(BUILD)/$(2) $(call twin_bin,$(2))
 	@ok=0; for d in $(call with_twins,$(2)); do bash tools/sanitize.sh $$$$d || ok=1; done; exit $$$$ok
 profile-$(1): $(BUILD)/$(2)
@@ -227,7 +272,7 @@ profile-$(1): $(BUILD)/$(2)
 # copy under build/bugs/, built with these flags, run, and the outcome named.
 bug-$(1): $(FLAGS_STAMP)
 	$$(FULL_ONLY)
-	@$(if $(N),$(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS),$(PYTHON) tools/bugs.py list $(2))
+	@$(if $(N),$$(WATCH_77) $(PYTHON) tools/bugs.py run $(2) $(N) --nvcc="$(NVCC) $$(ALL_FLAGS)" --link="$(call step_link,$(2))" --timeout $(CHECK_TIMEOUT) -- $(ARGS) $$(SAY_77),$(PYTHON) tools/bugs.py list $(2))
 lab-$(1):
 	$$(FULL_ONLY)
 	@$(PYTHON) tools/lab.py make $(2) --out $(LAB)
@@ -306,28 +351,51 @@ results-table:
 	$(FULL_ONLY)
 	$(PYTHON) tools/results_table.py
 
-# The Python environment for tests and notebooks: created once, refreshed when
-# requirements.txt changes.
-venv: $(VENV)/.installed
-$(VENV)/.installed: requirements.txt
-	@echo "Installing the Python environment in $(VENV) (requirements.txt: pytest, matplotlib, Jupyter and the"
-	@echo "pinned nvidia-cutlass package, whose CuTe headers the twins build with; about 570 MB, once)."
-	@test -x $(VPY) || $(PYTHON) -m venv $(VENV) || { echo "cannot create $(VENV): install python3-venv"; exit 1; }
-	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -r requirements.txt
+# The Python environment, in parts (requirements/PART.txt): a target installs only the part it needs, once
+# (the stamp $(VENV)/.installed-PART, renewed when the part's list changes), and says which part and how
+# large before it downloads (the list's "size:" line). `make venv` installs every part. No part warns that
+# nvidia-cutlass lacks its Python dependencies: the twins part leaves them out on purpose.
+#   twins      CuTe's headers, for the twins' builds (make all, check-NN and sass-NN of a step with twins)
+#   sass       cuobjdump and nvdisasm, where neither PATH nor the toolkit has both (sass-NN, grader-tools)
+#   test       pytest, clang-format, numpy; make test also installs twins, sass and notebooks
+#   notebooks  Jupyter's nbconvert and ipykernel, matplotlib (make notebooks)
+#   shadow     CUDA's Sanitizer API, for the shadow build's checker (the shadow targets)
+VENV_PARTS := $(sort $(basename $(notdir $(wildcard requirements/*.txt))))
+venv: $(addprefix $(VENV)/.installed-,$(VENV_PARTS))
+$(VPY):
+	@$(PYTHON) -m venv $(VENV) || { echo "cannot create $(VENV): install python3-venv"; exit 1; }
+$(VENV)/.installed-%: requirements/%.txt | $(VPY)
+	@echo "Installing requirements/$*.txt into $(VENV) (once): $$(sed -n 's/^# size: //p' $<)"
+	@$(VPY) -m pip install --quiet --disable-pip-version-check --no-warn-conflicts $$(sed -n 's/^# pip: //p' $<) -r $< \
+	  || { echo "make: installing requirements/$*.txt failed (no network? on a machine without PyPI, see README.md)"; exit 1; }
 	@touch $@
+SHADOW_NEEDS := $(VENV)/.installed-shadow
+NOTEBOOK_NEEDS := $(VENV)/.installed-notebooks
+TEST_NEEDS := $(VENV)/.installed-test $(NOTEBOOK_NEEDS) $(CUTE_NEEDS) $(SASS_NEEDS)
 
-# The CPU test suite (no GPU needed): builds every step, then pytest.
-test: $(if $(BUNDLE),,venv all)
+# What the lab grader needs besides the toolkit (tools/lab.py grade reads each hole's machine code):
+# cuobjdump and nvdisasm, installed here only where neither PATH nor the toolkit has both.
+grader-tools: $(SASS_NEEDS)
+	@echo "make grader-tools: cuobjdump and nvdisasm $(if $(SASS_NEEDS),installed in $(VENV) (requirements/sass.txt),\
+	  found on PATH or in $(CUDA_HOME)/bin): the grader can read machine code"
+
+# The CPU test suite (no GPU needed), in two tiers (tests/conftest.py chooses them, from data):
+#   make test      every kind of rule at least once, the slow builds sampled (one step's shadow build,
+#                  one twin, one planted mistake's build, ...): every step built, then pytest --tier=fast
+#   make test-all  everything (what .ci/run runs): every step and twin built, then the whole suite
+test: $(if $(BUNDLE),,$(TEST_NEEDS) $(BINARIES))
 	$(FULL_ONLY)
-	$(VPY) -m pytest tests
+	$(VPY) -m pytest -q tests --tier=fast
+test-all: $(if $(BUNDLE),,$(TEST_NEEDS) all)
+	$(FULL_ONLY)
+	$(VPY) -m pytest -q tests
 
 # Plants defects one at a time (tools/mutation.py lists them) and checks that
 # the test aimed at each catches it; GPU=1 adds those only a GPU run can catch.
 # Not part of `make test`: it rebuilds and reruns a lot.
 # SHADOW=1 instead: every planted mistake in the shadow build, on a GPU
 # (tools/shadow_sweep.py bugs: built in parallel, each must name its rule).
-mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),shadow-tool,venv all))
+mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),shadow-tool,$(TEST_NEEDS) all))
 	$(FULL_ONLY)
 	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu))
 
@@ -339,7 +407,6 @@ lab-dist:
 # A class: every folder of DIR is one student's (holding NN_topic/); builds in
 # parallel, runs one at a time, one CSV row each (DIR/grades_NN.csv).
 grade-class: $(FLAGS_STAMP) $(GRADE_TOOL)
-	@test -n "$(NN)" -a -n "$(DIR)" || { echo "usage: make grade-class NN=03 DIR=submissions/"; exit 2; }
 	@$(PYTHON) tools/lab.py grade-class $(NN) $(DIR) --timeout $(CHECK_TIMEOUT) --nvcc="$(NVCC) $(ALL_FLAGS)" \
 	  $(if $(JOBS),--jobs $(JOBS)) $(if $(PREBUILT),--prebuilt)
 
@@ -348,11 +415,14 @@ grade-class: $(FLAGS_STAMP) $(GRADE_TOOL)
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 # HTML with each figure's description as its alt text (notebooks/templates/described).
 NB_HTML := --TemplateExporter.extra_template_basedirs=notebooks/templates --template described
-notebooks: $(if $(BUNDLE),,venv)
+# The kernel talks to nbconvert over Unix sockets in a private folder (IPC), not over TCP on localhost,
+# where ipykernel warns at every start that its traffic is unencrypted.
+notebooks: $(if $(BUNDLE),,$(NOTEBOOK_NEEDS))
 	$(FULL_ONLY)
 	@mkdir -p $(BUILD)/notebooks
-	@for nb in $(NOTEBOOKS); do \
-	  $(VPY) -m jupyter nbconvert --to notebook --execute --output-dir $(BUILD)/notebooks $$nb || exit 1; \
+	@ipc=$$(mktemp -d); trap 'rm -rf $$ipc' EXIT; for nb in $(NOTEBOOKS); do \
+	  $(VPY) -m jupyter nbconvert --to notebook --execute --KernelManager.transport=ipc \
+	    --KernelManager.ip=$$ipc/kernel --output-dir $(BUILD)/notebooks $$nb || exit 1; \
 	  $(VPY) -m jupyter nbconvert --to html $(NB_HTML) --output-dir $(BUILD)/notebooks $(BUILD)/notebooks/$$(basename $$nb) || exit 1; \
 	done
 
@@ -375,8 +445,10 @@ help:
 	@echo "  make bench           every step at full size into results/<gpu>.csv, then results-table"
 	@echo "  make results-table   regenerate the result tables in README.md and the lessons from results/"
 	@echo "  make experiments     build every results/experiments/*.cu into $(BUILD)/experiments/ (steps' flags)"
-	@echo "  make venv            create $(VENV) and install requirements.txt"
-	@echo "  make test            the CPU test suite (no GPU needed): venv, build, pytest"
+	@echo "  make venv            create $(VENV) with every Python part (requirements.txt); each target installs its own"
+	@echo "  make grader-tools    what the lab grader needs besides the toolkit: cuobjdump and nvdisasm (5 MB, if missing)"
+	@echo "  make test            the CPU test suite's fast tier (no GPU needed): every kind of rule once, slow builds sampled"
+	@echo "  make test-all        the whole CPU test suite (what CI runs)"
 	@echo "  make notebooks       execute every notebook headless into $(BUILD)/notebooks (.ipynb, .html)"
 	@echo "  make mutation        plant defects one at a time; each must be caught by its test (GPU=1: GPU ones too;"
 	@echo "                       SHADOW=1: every planted mistake in the shadow build, each naming its rule)"
@@ -395,3 +467,4 @@ help:
 
 clean:
 	rm -rf $(BUILD)
+

@@ -7,10 +7,12 @@ static int g_help_wanted = 0;  // --help: the arguments' rules are checked, this
 
 // Every program takes --help and --quick (small sizes, few repetitions: for
 // sanitizers and smoke runs), the standard options it declares in `takes`,
-// and its own integer options; nothing else. The whole line is validated
-// before anything is done, --help included. Each option at most once, as
-// "--opt V" or "--opt=V"; numbers in plain decimal digits. The step's own
-// rules (`check`) run right after, also before require_hopper().
+// and its own integer options; nothing else. --quick changes defaults only:
+// an option given beside it keeps its value (--quick --reps 5 times 5 runs).
+// The whole line is validated before anything is done, --help included. Each
+// option at most once, as "--opt V" or "--opt=V"; numbers in plain decimal
+// digits. The step's own rules (`check`) run right after, also before
+// require_hopper().
 typedef struct {
     const char *name, *meta, *help;  // "--mib", "N", one line
     long long min, max;              // inclusive range
@@ -69,7 +71,7 @@ static inline void print_option(const char* name, const char* meta, const char* 
 static inline void print_help(const CliSpec* spec, const char* argv0) {
     printf("%s\nusage: %s [options]\n", spec->usage, argv0);
     print_option("--help", "", "print this and exit");
-    print_option("--quick", "", "small sizes and 2 repetitions (sanitizers, smoke runs)");
+    print_option("--quick", "", "small sizes and 2 repetitions where not given (sanitizers, smoke runs)");
     if (spec->takes & CLI_REPS)
         print_option("--reps", "N", "timed repetitions, median reported (1..1000, default 20)");
     if (spec->takes & CLI_SEED)

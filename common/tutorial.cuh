@@ -49,23 +49,20 @@ enum {
 // a fault inside the kernel surfaces at the next synchronizing CUDA_CHECK.
 #define CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-static inline void vdie(int code, const char* prefix, const char* suffix, const char* fmt, va_list ap) {
+// One sentence on stderr, printf-style between a prefix and a suffix, and the exit code.
+static inline void die_with(int code, const char* prefix, const char* suffix, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     fputs(prefix, stderr);
     vfprintf(stderr, fmt, ap);
     fputs(suffix, stderr);
     exit(code);
 }
-#define DIE_FUNCTION(name, code, prefix, suffix)    \
-    static inline void name(const char* fmt, ...) { \
-        va_list ap;                                 \
-        va_start(ap, fmt);                          \
-        vdie(code, prefix, suffix, fmt, ap);        \
-    }
-DIE_FUNCTION(die_usage, EXIT_USAGE, "error: ", " (see --help)\n")  // bad input: name the rule broken
-DIE_FUNCTION(die_internal, EXIT_USAGE, "internal error: ", "\n")   // the program's own assumption
+#define die_usage(...) die_with(EXIT_USAGE, "error: ", " (see --help)\n", __VA_ARGS__)  // bad input: the rule
+#define die_internal(...) die_with(EXIT_USAGE, "internal error: ", "\n", __VA_ARGS__)   // our own assumption
 // Every way of "cannot run here" is one sentence and exit 77, so a learner
 // without a Hopper GPU gets no crash, and a checker or CI never sees a pass.
-DIE_FUNCTION(cannot_run, EXIT_CANNOT_RUN, "", "\n")
+#define cannot_run(...) die_with(EXIT_CANNOT_RUN, "", "\n", __VA_ARGS__)
 
 static inline void* xmalloc(size_t bytes, const char* what) {
     void* p = malloc(bytes ? bytes : 1);
@@ -174,14 +171,12 @@ static inline void poison_device(void* p, size_t bytes, cudaStream_t stream) {
 }
 
 // ---- 5. Bounded waits --------------------------------------------------------
-// Every spin on a barrier or flag in this tutorial is bounded (the wait is
-// taught in 03_tma_load/mbarrier.cuh). A wait that runs longer than
-// MBAR_TIMEOUT_NS of wall-clock time writes who waited on what here and GIVES
-// UP; the launch's other waits give up 1 ms later, so the kernel ends (with
-// wrong data). The next check prints the report and fails. A trap would lose
-// the report: on the H200 neither device printf nor mapped host memory
-// survived one. Under a debugger or a slow sanitizer correct code can exceed
-// the bound: `make MBAR_TIMEOUT_NS=...` sets it (0: unbounded).
+// Every spin on a barrier or flag in this tutorial is bounded (the wait is taught in
+// 03_tma_load/mbarrier.cuh). A wait that runs longer than MBAR_TIMEOUT_NS of wall-clock time writes who
+// waited on what here and GIVES UP; the launch's other waits give up 1 ms later, so the kernel ends (with
+// wrong data). The next check prints the report and fails. A trap would lose the report: on the H200 neither
+// device printf nor mapped host memory survived one. Under a debugger or a slow sanitizer correct code can
+// exceed the bound: `make MBAR_TIMEOUT_NS=...` sets it (0: unbounded).
 #ifndef MBAR_TIMEOUT_NS
 #define MBAR_TIMEOUT_NS 10000000000ull
 #endif
@@ -291,13 +286,11 @@ static inline int check_value(const char* name, unsigned long long got, unsigned
     return failed;
 }
 
-// A part in one statement: run the launch statement(s) once, then `check`,
-// an expression that is 0 when the output is right; only then time the
-// launch as PERF line `name` with `bytes` read plus written per run (cli
-// NULL: not timed). A failed part is not timed: its time would describe a
-// wrong kernel (and a hung one would hang again, once per repetition).
-// CHECK_AND_TIME is the usual case: poison `out`, compare `words` with `want`.
-// (timing_wanted is a function because `&cli != NULL` in a macro would warn.)
+// A part in one statement: run the launch statement(s) once, then `check`, an expression that is 0 when the
+// output is right; only then time the launch as PERF line `name` with `bytes` read plus written per run (cli
+// NULL: not timed). A failed part is not timed: its time would describe a wrong kernel (and a hung one would
+// hang again, once per repetition). CHECK_AND_TIME is the usual case: poison `out`, compare `words` with
+// `want`. (timing_wanted is a function because `&cli != NULL` in a macro would warn.)
 static inline int timing_wanted(const Cli* cli) {
     return cli != NULL;
 }
@@ -321,11 +314,10 @@ static inline int timing_wanted(const Cli* cli) {
 // ---- 7. Timing ---------------------------------------------------------------
 //     for (Timer t = timer_begin(&cli, s, "copy_float4", 2.0 * bytes); timer_next(&t);)
 //         copy_float4<<<grid, threads, 0, s>>>(...);
-// runs the body `warmup` times untimed, then `reps` times, each between two
-// events on stream s (the GPU's own timeline: host launch cost is not
-// counted), and records the median as the PERF line "copy_float4" with
-// `bytes` per run; with name NULL only t.median_ms is set. If a bounded wait
-// gave up in the timed runs, a failing check line names this part instead.
+// runs the body `warmup` times untimed, then `reps` times, each between two events on stream s (the GPU's own
+// timeline: host launch cost is not counted), and records the median as the PERF line "copy_float4" with
+// `bytes` per run; with name NULL only t.median_ms is set. If a bounded wait gave up in the timed runs, a
+// failing check line names this part instead.
 typedef struct {
     cudaStream_t stream;
     const char* name;
@@ -349,13 +341,8 @@ static inline float median_of(float* v, int n) {
 static inline void record_perf(const char* name, float ms, double bytes);
 
 static inline Timer timer_begin(const Cli* cli, cudaStream_t stream, const char* name, double bytes) {
-    Timer t;
-    memset(&t, 0, sizeof t);
-    t.stream = stream;
-    t.name = name;
-    t.bytes = bytes;
-    t.warmup = cli->warmup;
-    t.reps = cli->reps;
+    Timer t = {};  // no run done, no sample taken
+    t.stream = stream, t.name = name, t.bytes = bytes, t.warmup = cli->warmup, t.reps = cli->reps;
     CUDA_CHECK(cudaEventCreate(&t.start));
     CUDA_CHECK(cudaEventCreate(&t.stop));
     return t;
@@ -435,9 +422,8 @@ static inline float perf_ms(const char* name) {
     return 0.f;
 }
 
-// cudaMemcpy device-to-device of `bytes`: the reference every PERF line is a
-// fraction of, measured on this GPU, now, at these sizes (never a datasheet
-// peak). dst and src are distinct and at least `bytes` long.
+// cudaMemcpy device-to-device of `bytes`: the reference every PERF line is a fraction of, measured on this
+// GPU, now, at these sizes (never a datasheet peak). dst and src are distinct and at least `bytes` long.
 static inline void measure_memcpy_reference(void* dst, const void* src, size_t bytes, const Cli* cli,
                                             cudaStream_t s) {
     for (Timer t = timer_begin(cli, s, "cudaMemcpy_D2D", 2.0 * bytes); timer_next(&t);)
@@ -445,11 +431,9 @@ static inline void measure_memcpy_reference(void* dst, const void* src, size_t b
 }
 
 static inline void print_gpu(void) {
-    int rt = 0, sms = 0, l2 = 0;
+    int rt = 0;
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     CUDA_CHECK(cudaRuntimeGetVersion(&rt));
     // The driver's version ("580.159.04") from the kernel module, when Linux exposes it.
     char line[512], module[64] = "(version unknown)";
@@ -463,7 +447,7 @@ static inline void print_gpu(void) {
             }
     if (f) fclose(f);
     printf("GPU    %s (sm_%d%d, %d SMs, %d MiB L2) CUDA %d.%d driver %s\n", prop.name, prop.major, prop.minor,
-           sms, l2 >> 20, rt / 1000, rt % 1000 / 10, module);
+           prop.multiProcessorCount, prop.l2CacheSize >> 20, rt / 1000, rt % 1000 / 10, module);
 }
 
 static inline int print_result(void) {
@@ -471,11 +455,10 @@ static inline int print_result(void) {
     return g_checks_failed ? EXIT_WRONG : EXIT_PASS;
 }
 
-// The machine lines, in order: GPU, TIME and PERF. A PERF line is its work
-// (bytes, or step 09's flops) per second in `unit` (1 unit = `scale`), and
-// that as a percent of the same work's reference, whose time in ms the
-// step's `reference_ms` returns for the line (0: the reference was not timed,
-// so the line gets no percent; that is only allowed when a check failed).
+// The machine lines, in order: GPU, TIME and PERF. A PERF line is its work (bytes, or step 09's flops) per
+// second in `unit` (1 unit = `scale`), and that as a percent of the same work's reference, whose time in ms
+// the step's `reference_ms` returns for the line (0: the reference was not timed, so the line gets no
+// percent; that is only allowed when a check failed).
 static inline int finish_against(double (*reference_ms)(const MachineLine*), const char* unit, double scale,
                                  const char* of) {
     CUDA_CHECK(cudaDeviceSynchronize());

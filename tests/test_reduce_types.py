@@ -83,3 +83,32 @@ def test_the_host_table_is_the_ptx_isa_table(tmp_path):
         else:
             assert verdict.startswith(f"cp.reduce.async.bulk.tensor .{op} does not reduce"), f"{op} {t}: {verdict}"
     assert "no f32" in got["min f32"]
+
+
+def test_f32_max_as_ordered_integers():
+    # Step 07's way around the missing f32 .max: the f32 bits b as s32 with b ^ ((b >> 31) & 0x7fffffff)
+    # sort as the floats do (a negative float's magnitude bits flipped), so a .max on an s32 map gives the
+    # largest float's encoding; the map is its own inverse. Checked on every ordered pair of a sample that
+    # holds both zeros, both infinities, subnormals, the extremes and ordinary values of both signs.
+    import struct
+
+    def bits(x):
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+
+    def encode(b):  # u32 bits -> s32
+        e = b ^ (0x7FFFFFFF if b >> 31 else 0)
+        return e - (1 << 32) if e >> 31 else e
+
+    def decode(s):  # s32 -> u32 bits: the same map
+        b = s & 0xFFFFFFFF
+        return b ^ (0x7FFFFFFF if b >> 31 else 0)
+
+    inf, tiny = float("inf"), struct.unpack("<f", struct.pack("<I", 1))[0]
+    values = [-inf, -3.4028234663852886e38, -1.5, -1.0, -tiny, -0.0, 0.0, tiny, 1.17549435e-38, 0.5, 1.0,
+              1.0000001, 3.4028234663852886e38, inf] + [(-1) ** k * 2.0 ** (k - 20) for k in range(40)]
+    sample = sorted({bits(x): x for x in values}.values(), key=lambda x: (x, bits(x) >> 31 == 0))  # -0.0 first
+    assert sum(x == 0 for x in sample) == 2, "both zeros in the sample"
+    codes = [encode(bits(x)) for x in sample]
+    for (x, cx), (y, cy) in itertools.combinations(zip(sample, codes), 2):  # x <= y as floats
+        assert cx < cy or (x == y and bits(x) != bits(y)), (x, y, cx, cy)  # only -0.0 < 0.0 is new
+    assert all(decode(encode(bits(x))) == bits(x) for x in sample)

@@ -5,6 +5,7 @@ cuobjdump/nvdisasm come from PATH, the toolkit, or the wheels requirements.txt
 installs; a missing tool is a failure, never a skip.
 """
 
+import pathlib
 import re
 import subprocess
 
@@ -170,9 +171,10 @@ def test_the_order_rule_sees_a_misplaced_or_loosened_wait():
 
 def test_memcpy_async_with_a_barrier(tmp_path):
     # The seed's question, answered from the machine code (tests/probe_memcpy_async_barrier.cu):
-    # cuda::memcpy_async with a cuda::barrier is a TMA bulk copy (UBLKCP, its bytes counted by the
-    # barrier's expect-tx arrive) where 16-byte alignment is promised, and silently a synchronous
-    # byte copy by the threads where it is not; cp.async (LDGSTS) in neither case.
+    # cuda::memcpy_async with a cuda::barrier follows the alignment the call promises (pointer type or
+    # cuda::aligned_size_t): 16 bytes, a TMA bulk copy (UBLKCP, its bytes counted by the barrier's
+    # expect-tx arrive); 8 or 4 bytes, cp.async (LDGSTS) whose completion the barrier tracks
+    # (ARRIVES.LDGSTSBAR); nothing, silently a synchronous byte copy by the threads.
     exe = tmp_path / "probe.cubin"
     p = subprocess.run(["nvcc", "-std=c++17", "-I.", "-gencode", "arch=compute_90a,code=sm_90a", "-cubin",
                         "tests/probe_memcpy_async_barrier.cu", "-o", str(exe)], cwd=REPO, capture_output=True, text=True)
@@ -180,10 +182,87 @@ def test_memcpy_async_with_a_barrier(tmp_path):
     functions = dump_sass(exe)
     ops = {int(re.search(r"ILi(\d)E", name)[1]): {opcode(ln) for ln in lines}
            for name, lines in functions.items() if "memcpy_async_barrier" in name}
-    assert sorted(ops) == [0, 1, 2, 3], sorted(ops)
-    for call in (0, 1, 3):  # aligned_size_t<16>, float4 pointers, one thread's aligned call
+    assert sorted(ops) == list(range(10)), sorted(ops)
+    for call in (0, 1, 3, 8, 9):  # 16 bytes promised: block, float4 pointers, one thread, a warp, each thread
         assert "UBLKCP.S.G" in ops[call] and "SYNCS.ARRIVE.TRANS64.RED.A0TR" in ops[call], (call, sorted(ops[call]))
-        assert "LDGSTS.E.BYPASS.128" not in ops[call] and not any(o.startswith("LDGSTS") for o in ops[call])
+        assert not any(o.startswith("LDGSTS") for o in ops[call]), (call, sorted(ops[call]))
+    for call, ldgsts in ((4, "LDGSTS.E.64"), (6, "LDGSTS.E.64"), (5, "LDGSTS.E"), (7, "LDGSTS.E")):  # 8 and 4 bytes
+        assert ldgsts in ops[call] and "ARRIVES.LDGSTSBAR.64.TRANSCNT" in ops[call], (call, sorted(ops[call]))
+        assert not any(o.startswith("UBLKCP") for o in ops[call]), (call, sorted(ops[call]))
     bytes_copy = ops[2]  # char pointers, a plain size: nothing promises alignment
     assert not any(o.startswith(("UBLKCP", "LDGSTS")) for o in bytes_copy), sorted(bytes_copy)
     assert any(o.startswith("LDG.E.U8") for o in bytes_copy), sorted(bytes_copy)
+
+
+
+# One kernel around one instruction, for ptxas alone: its operands are a tensor map's address (%rd1),
+# a shared box (%r1), an mbarrier (%r2), a coordinate 0 (%r3) and a ctaMask (%rs1).
+ONE_INSTRUCTION_PTX = """.version 8.8
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 map)
+{{
+  .reg .b64 %rd<2>;
+  .reg .b32 %r<4>;
+  .reg .b16 %rs<2>;
+  .shared .align 128 .b8 buf[4096];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [map];
+  mov.u32 %r1, buf;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, 0;
+  mov.u16 %rs1, 3;
+  {instruction}
+  ret;
+}}
+"""
+
+
+def assemble(tmp_path, target: str, instruction: str) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+    src, cubin = tmp_path / f"{target}.ptx", tmp_path / f"{target}.cubin"
+    src.write_text(ONE_INSTRUCTION_PTX.format(target=target, instruction=instruction))
+    return subprocess.run(["ptxas", f"-arch={target}", str(src), "-o", str(cubin)], capture_output=True,
+                          text=True), cubin
+
+
+MULTICAST = ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+             " [%r1], [%rd1, {%r3, %r3}], [%r2], %rs1;")
+
+
+def test_multicast_on_plain_sm_90_is_the_same_machine_code_with_an_advisory(tmp_path):
+    # The PTX ISA calls .multicast::cluster "optimized for" sm_90a (and later a/f targets). Step 07 builds for
+    # sm_90a; built for plain sm_90 the load still assembles, ptxas adds an advisory about "some future
+    # architectures", and the Hopper machine code is the same instruction for instruction.
+    sass = {}
+    for target in ("sm_90", "sm_90a"):
+        p, cubin = assemble(tmp_path, target, MULTICAST)
+        assert p.returncode == 0, p.stderr
+        advised = "Advisory: '.multicast::cluster'" in p.stderr and "future architectures" in p.stderr
+        assert advised == (target == "sm_90"), (target, p.stderr)
+        sass[target] = [instruction(ln) for lines in dump_sass(cubin).values() for ln in lines]
+    assert any(i.startswith("UTMALDG.2D.MULTICAST") for i in sass["sm_90"]), sass["sm_90"]
+    assert sass["sm_90"] == sass["sm_90a"]
+
+
+# Where each instruction assembles, among an Ampere, Hopper and Blackwell target, plain and arch-specific:
+# what README.md's troubleshooting says. The TMA is sm_90 and later; setmaxnreg and tensormap.replace are
+# arch-specific (sm_90a, sm_100a, never a plain target); wgmma is sm_90a's alone.
+ASSEMBLES = {
+    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r3, %r3}], [%r2];":
+        {"sm_90", "sm_90a", "sm_100", "sm_100a"},
+    "setmaxnreg.inc.sync.aligned.u32 232;": {"sm_90a", "sm_100a"},
+    "tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%r1], %rd1;": {"sm_90a", "sm_100a"},
+    "wgmma.fence.sync.aligned;": {"sm_90a"},
+}
+
+
+def test_which_targets_assemble_the_steps_instructions(tmp_path):
+    for instruction, want in ASSEMBLES.items():
+        got = set()
+        for target in ("sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a"):
+            p, _ = assemble(tmp_path, target, instruction)
+            if p.returncode == 0:
+                got.add(target)
+            else:
+                assert "not supported on .target" in p.stderr or "requires .target" in p.stderr, p.stderr
+        assert got == want, f"{instruction.split()[0]} assembles for {sorted(got)}, README.md says {sorted(want)}"

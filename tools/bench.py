@@ -16,9 +16,11 @@ A step runs N times in a row, N its check.py's bench_runs (default 1) or
 <step>.run2.txt ... <step>.runN.txt (the spread a lesson quotes,
 tools/results_table.py; the tests judge every one of them), and older runK
 files past N are removed, so no run of an earlier version stays beside them.
-A step that fails (any non-zero exit, 77 included) makes the whole command
-fail, and its old rows are kept rather than replaced by nothing. A planted
-mistake's run may fail: that is what it is for.
+A step that fails (any non-zero exit) makes the whole command fail, and its
+old rows are kept rather than replaced by nothing. A step that cannot run here
+(exit 77: no Hopper GPU) stops the command with a SKIP line and exit 77, nothing
+recorded: no other step can run either. A planted mistake's run may fail: that
+is what it is for.
 """
 
 from __future__ import annotations
@@ -115,6 +117,9 @@ def main() -> int:
             print(f"bench {step}: FAIL (timed out after {a.timeout:.0f} s)")
             failed.append(step)
             continue
+        if code == 77:  # the program's guard: no Hopper GPU here, so no step can run (a skip is never a pass)
+            print(f"bench: SKIP (exit 77): {(err.strip().splitlines() or ['the program cannot run here'])[-1]}")
+            return 77
         perf, problems = parse_perf(out)
         if code != 0 or problems:
             print(f"bench {step}: FAIL (exit {code}) {problems} {err.strip()}")

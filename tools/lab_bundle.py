@@ -37,6 +37,7 @@ def bundle_files() -> dict[str, str | pathlib.Path]:
         ".gitignore": BUNDLE_GITIGNORE, lab_copy.BUNDLE_MARK: MARK}
     files |= {str(p.relative_to(root)): p for p in sorted((root / "common").rglob("*")) if p.is_file()}
     files |= {f"tools/{n}": root / "tools" / n for n in BUNDLE_TOOLS}
+    files |= {str(p.relative_to(root)): p for p in sorted((root / "requirements").glob("*.txt"))}  # make's parts
     for step in contract.step_dirs():
         holes = []
         for f in lab_copy.step_files(step):

@@ -86,6 +86,10 @@ def main() -> int:
            ",".join(p["metrics"].values()), "--csv", str(binary), *p.get("args", []), *shlex.split(a.args)]
     run = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     gpu = next((m["name"] for m in map(GPU_RE.match, run.stdout.splitlines()) if m), None)
+    if run.returncode == 77:  # the program's guard: no Hopper GPU here; its one line says why (never a pass)
+        said = [ln for ln in (run.stdout + run.stderr).splitlines() if ln.strip() and not ln.startswith("==")]
+        print(f"profile {step.name}: SKIP (exit 77): {said[-1] if said else 'the program cannot run here'}")
+        return 77
     if run.returncode != 0 or gpu is None:
         print(f"profile {step.name}: ncu or the program failed (exit {run.returncode}):\n{run.stdout[-2000:]}"
               f"{run.stderr[-2000:]}")
