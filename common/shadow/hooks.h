@@ -34,9 +34,3 @@
 #define SHADOW(call)
 #define SHADOW_WAITED(bar, parity, done) (done)
 #endif
-
-// The old annotations of the threads' own shared-memory stores and loads:
-// the checker now sees every one of them. Empty in every build, until the
-// last kernel that still carries one drops it.
-#define SHADOW_WROTE(p, bytes)
-#define SHADOW_READ(p, bytes)

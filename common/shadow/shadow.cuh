@@ -700,11 +700,6 @@ static __device__ __noinline__ void shadow_map_acquire(const void* map, uint32_t
     SH_HOOK;
     sh_on_map_acquire(g, &site, map, sys);
 }
-// A graph's replays keep their grid id; the tool numbers every launch and a
-// CTA claims its slot afresh at its entry (sh_claim), so nothing is left to
-// do between two runs. For the one step that still says so (10_grouped_gemm's
-// SHADOW(between_runs(...)), removed with the last checker lines of the steps).
-static inline void shadow_between_runs(cudaStream_t) {}
 #endif  // TUTORIAL_SHADOW
 
 #endif  // SHADOW_TOOL_PATCHES || TUTORIAL_SHADOW
