@@ -87,7 +87,7 @@ $(if $(MBAR_TIMEOUT_NS),$(if $(call is_whole,$(MBAR_TIMEOUT_NS)),,$(error MBAR_T
   not a whole number of nanoseconds (0: unbounded))))
 # A per-step target for a step there is not (make check-11, make build-1, make lab-11):
 PER_STEP_TARGETS := build run check shadow sass sanitize profile lab grade bug compile-command
-$(foreach g,$(filter $(addsuffix -%,$(PER_STEP_TARGETS)),$(filter-out lab-dist grade-class \
+$(foreach g,$(filter $(addsuffix -%,$(PER_STEP_TARGETS)),$(filter-out lab-dist grade-class shadow-tool shadow-probe \
   $(foreach t,$(PER_STEP_TARGETS),$(addprefix $(t)-,$(STEPS))),$(MAKECMDGOALS))),$(error make $(g): there is no \
   step $(lastword $(subst -, ,$(g))): NN is one of $(STEPS)))
 # The values a target is given, checked where it runs (a dry run, make -n, only shows its commands):

@@ -5,7 +5,9 @@ about 90 % of the lowest value the H200 and the H100 recorded (results/; a
 test keeps each between 70 and 100 % of it), so that a real regression fails
 and run-to-run noise does not. copy_float4's floor is the step's promise: a
 plain float4 copy runs at >= 95 % of cudaMemcpy. Host transfers cross PCIe,
-so their fractions of an HBM-to-HBM copy are small by nature. perf_order
+so their fractions of an HBM-to-HBM copy are small by nature; the pageable
+ones also go through the host's own copy, whose speed is the host's (the
+H200 machines measured 5.9 to 8.9 GB/s host to device). perf_order
 holds the lesson's claims: 16-byte loads beat 4-byte ones, batching beats one
 load at a time when one block runs per SM, and the overlap beats the serial
 pair.
@@ -21,8 +23,8 @@ perf_floors = {
     "staged_batched": 0.804,
     "staged_one_occ1": 0.315,
     "staged_batched_occ1": 0.621,
-    "h2d_pageable": 0.0018,
-    "d2h_pageable": 0.0028,
+    "h2d_pageable": 0.0009,
+    "d2h_pageable": 0.0015,
     "h2d_pinned": 0.011,
     "d2h_pinned": 0.011,
     "overlap_serial": 0.456,

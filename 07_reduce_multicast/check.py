@@ -34,7 +34,7 @@ perf_floors = {
     "atomicAdd_strided_k4": 0.066,
     "tma_reduce_k16": 0.305,
     "atomicAdd_k16": 0.2728,
-    "red_v4_k16": 0.33,
+    "red_v4_k16": 0.294,
     "load_add_store_k16": 0.186,
     "atomicAdd_strided_k16": 0.132,
     "tma_reduce_k64": 0.561,
