@@ -251,16 +251,37 @@ static int allocate_state(CUcontext ctx, Sanitizer_StreamHandle stream) {
     return 1;
 }
 
-// A module built with the wrappers' hooks has g_shadow_state: it gets the state's address.
+// A driver function: libcuda is loaded by the CUDA runtime with dlopen, its
+// symbols not always in the global scope, so it is also looked up by name.
+static void* driver_symbol(const char* name) {
+    void* f = dlsym(RTLD_DEFAULT, name);
+    void* lib = f ? NULL : dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return f ? f : lib ? dlsym(lib, name) : NULL;
+}
+
+// A module built with the wrappers' hooks has g_shadow_state: it gets the
+// state's address, and its launches are hooked (the hooks give what the API
+// does not: an init's count, an expect_tx's bytes, a wait's parity). A module
+// with the symbol whose state cannot be handed over stops the program: its
+// hooks would feed nothing and its waits would look unordered.
 static void set_module_state(Module* m, Sanitizer_StreamHandle stream) {
     m->state_set = 1;
-    ModuleGetGlobal get = (ModuleGetGlobal)dlsym(RTLD_DEFAULT, "cuModuleGetGlobal_v2");
+    static ModuleGetGlobal get;
+    if (!get) get = (ModuleGetGlobal)driver_symbol("cuModuleGetGlobal_v2");
+    if (!get) {
+        fprintf(stderr, "shadow tool: cuModuleGetGlobal_v2 not found in the CUDA driver: no module's hooks can be fed\n");
+        exit(2);
+    }
     CUdeviceptr at = 0;
     size_t bytes = 0;
-    if (!get || get(&at, &bytes, m->module, "g_shadow_state") != CUDA_SUCCESS || bytes != sizeof(void*))
-        return;
+    if (get(&at, &bytes, m->module, "g_shadow_state") != CUDA_SUCCESS) return;  // no hooks: a twin, raw PTX
+    if (bytes != sizeof(void*)) {
+        fprintf(stderr, "shadow tool: g_shadow_state is %zu bytes, not a pointer\n", bytes);
+        exit(2);
+    }
     sanitizerMemcpyHostToDeviceAsync((void*)at, &g_dev, sizeof g_dev, stream);
     sanitizerStreamSynchronize(stream);
+    m->hooked = 1;
 }
 
 static Function* function_of(const Sanitizer_LaunchData* l, int module) {
