@@ -357,10 +357,13 @@ def test_a_floor_that_fails_is_run_again(tmp_path, monkeypatch, second, verdict)
         if pathlib.Path(exe).name == "program":
             calls.append(exe)
             return runs[len(calls) - 1], "", code
-        return "========= ERROR SUMMARY: 0 errors\n", "", 0 if pathlib.Path(exe).name != "program.shadow" else 0
+        if pathlib.Path(exe).name == "program.shadow":
+            return "RESULT: PASS\n", TOOL_RAN, 0
+        return "========= ERROR SUMMARY: 0 errors\n", "", 0
     monkeypatch.setattr(lab_run, "run_program", fake_run)
     monkeypatch.setattr(lab_run, "sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
     monkeypatch.setattr(lab_run, "shadow_tool", lambda: pathlib.Path("/x/libshadow_tool.so"))
+    monkeypatch.setattr(lab_run, "shadow_reference", lambda step, tool, timeout: (True, ""))
     g = lab_run.run_and_judge(lab_grade.Grade("s", "01_memcpy_baseline", work=tmp_path, kernels=["staged_one"]), 60)
     assert len(calls) == 2 and g.verdict == verdict, (calls, g.verdict, g.detail)
     assert any("run 1; a floor fails only twice in a row" in ln for ln in g.lines), g.lines
@@ -401,15 +404,23 @@ def sanitizer_output(errors=0, race=False):
     return f"RESULT: PASS\n{found}========= ERROR SUMMARY: {errors} error{'s' if errors != 1 else ''}\n"
 
 
-SHADOW_REPORT = (REFERENCE_RUNS / "03_tma_load.bug1.shadow.txt").read_text().split("\n", 1)[1]  # as a run prints it
+def recorded_stderr(name: str) -> str:
+    """A recorded H200 run's stderr, as the checker's tool printed it (its reports indented, then its summary)."""
+    return "".join(ln[len("# stderr: "):] + "\n" for ln in (REFERENCE_RUNS / name).read_text().splitlines()
+                   if ln.startswith("# stderr: "))
+
+
+SHADOW_REPORT = recorded_stderr("01_memcpy_baseline.bug1.shadow.txt")  # reports, then the tool's summary
+TOOL_RAN = "shadow: checked 12 launches of 3 kernels, 40 CTAs (0 unchecked: their slot was in use); no rule broken\n"
 
 
 @pytest.mark.parametrize("racecheck, shadow, verdict", [
-    ((sanitizer_output(), 0), ("RESULT: PASS\n", 0), "PASS"),
-    ((sanitizer_output(1, race=True), 1), ("RESULT: PASS\n", 0), "RACE"),
-    ((sanitizer_output(), 0), (SHADOW_REPORT, 1), "PROTOCOL"),  # its report lines are indented
-    ((sanitizer_output(), 0), ("RESULT: FAIL\n", 1), "FAIL"),
-    ((sanitizer_output(), 77), ("", 0), "SKIP"),
+    ((sanitizer_output(), 0), ("RESULT: PASS\n", TOOL_RAN, 0), "PASS"),
+    ((sanitizer_output(1, race=True), 1), ("RESULT: PASS\n", TOOL_RAN, 0), "RACE"),
+    ((sanitizer_output(), 0), ("RESULT: FAIL\n", SHADOW_REPORT, 1), "PROTOCOL"),  # on stderr, indented
+    ((sanitizer_output(), 0), ("RESULT: FAIL\n", TOOL_RAN, 1), "FAIL"),
+    ((sanitizer_output(), 0), ("RESULT: PASS\n", "", 0), "FAIL"),  # the tool did not watch: never a pass
+    ((sanitizer_output(), 77), ("", "", 0), "SKIP"),
 ])
 def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, shadow, verdict):
     # After a passing run: the step's compute-sanitizer tools one at a time, each watching EVERY kernel a hole's
@@ -426,7 +437,7 @@ def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, 
         if name == "program.shadow":
             calls.append(name)
             assert env and env["CUDA_INJECTION64_PATH"] == "/x/libshadow_tool.so", "the shadow build runs under the tool"
-            return shadow[0], "", shadow[1]
+            return shadow
         calls.append(args[1])
         filters.append([a for a in args if a.startswith("kns=")])
         return (racecheck if args[1] == "racecheck" else (sanitizer_output(), 0))[0], "", \
@@ -434,6 +445,7 @@ def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, 
     monkeypatch.setattr(lab_run, "run_program", fake_run)
     monkeypatch.setattr(lab_run, "sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
     monkeypatch.setattr(lab_run, "shadow_tool", lambda: pathlib.Path("/x/libshadow_tool.so"))
+    monkeypatch.setattr(lab_run, "shadow_reference", lambda step, tool, timeout: (True, ""))
     g = lab_run.run_and_judge(lab_grade.Grade("s", "03_tma_load", work=tmp_path, kernels=["tile_load", "one_box"]), 60)
     assert (g.verdict, g.exit_code) == (verdict, lab_grade.VERDICT_EXIT[verdict]), (g.verdict, g.detail, calls)
     tools = lab_grade.build_facts("03_tma_load")["sanitize_tools"]
@@ -445,8 +457,33 @@ def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, 
     if verdict == "RACE":
         assert g.detail.startswith("racecheck: Error: Race reported") and "tile_load, one_box" in g.detail, g.detail
     if verdict == "PROTOCOL":
-        assert g.detail.startswith("B2 parity: a wait on the mbarrier"), g.detail
+        assert g.detail.startswith("A3 shared-race: read of shared"), g.detail
     assert all(gradescope_test(t) for t in lab_run.results_json(g)["tests"])
+
+
+def test_a_checker_that_fails_the_solution_judges_no_student(tmp_path, monkeypatch):
+    # The tool is first tried on the tutorial's own solution: if it flags it (a false alarm) the protocol stage
+    # is not judged, so a correct fill is never failed by it; the grade says why, and the student's shadow
+    # build is not run.
+    out, code = saved_run(REFERENCE_RUNS / "03_tma_load.txt")
+    ran = []
+
+    def fake_run(exe, timeout, args, env=None):
+        ran.append(pathlib.Path(exe).name)
+        if pathlib.Path(exe).name == "program":
+            return out, "", code
+        if pathlib.Path(exe).name == "03_tma_load":  # the solution's shadow build, under the tool
+            return "RESULT: FAIL\n", SHADOW_REPORT, 1
+        return sanitizer_output(), "", 0
+    monkeypatch.setattr(lab_run, "run_program", fake_run)
+    monkeypatch.setattr(lab_run, "sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
+    monkeypatch.setattr(lab_run, "shadow_tool", lambda: pathlib.Path("/x/libshadow_tool.so"))
+    monkeypatch.setattr(lab_run.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, "", ""))
+    monkeypatch.setattr(lab_run, "_REFERENCE", {})
+    g = lab_run.run_and_judge(lab_grade.Grade("s", "03_tma_load", work=tmp_path, kernels=["tile_load"]), 60)
+    assert g.verdict == "PASS" and "program.shadow" not in ran and "03_tma_load" in ran, (g.verdict, ran)
+    shadow_test = next(t for t in g.tests if "shadow" in t["name"])
+    assert shadow_test["status"] is None and "fails this tutorial's own solution" in shadow_test["output"]
 
 
 def test_no_protocol_grade_without_the_checkers_tool(tmp_path, monkeypatch):
@@ -629,7 +666,14 @@ def recorded(folder, step_dir, run_name=""):
     return {r["student"]: r for r in csv.DictReader(open(path))}
 
 
-@pytest.mark.parametrize("step_dir", STEP_DIRS)
+# No class has been graded on the H200 by this grader (issue 42 is open): the samples changed after the last
+# whole class, 03's class was graded once more before the grader tried the checker's tool on the solution first
+# (its correct fills failed on the tool's false alarm, results/labs/NVIDIA_H200/grades_03.csv), and the
+# session's device time ended in 01's. strict: a class regraded right fails here until its mark goes.
+NOT_REGRADED = pytest.mark.xfail(strict=True, reason="no H200 class graded by this grader yet: issue 42 is open")
+
+
+@pytest.mark.parametrize("step_dir", [pytest.param(d, marks=NOT_REGRADED) for d in STEP_DIRS])
 def test_the_h200_class_got_the_right_verdicts(step_dir):
     # The sample class graded on the H200 (tools/lab_samples.py --record), with --jobs 8 and again one at a time:
     # every sample of the step, each with its kind's verdict, the same in both gradings.

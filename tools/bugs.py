@@ -45,15 +45,13 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import patches  # noqa: E402
+from contract import SHADOW_LINE, TOOL_SUMMARY, shadow_rules  # noqa: E402,F401 (the shadow's output, shared)
 from contract import REPO, step_dirs  # noqa: E402
 
 FIELDS = ("what", "tells", "shadow")
 SHADOW_DEFINE = "-DTUTORIAL_SHADOW"
 # The protocol checker's tool (make shadow-tool), which a shadow run loads: without it the hooks do nothing.
 TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
-# The tool's last line on stderr: proof that it ran, and what it checked.
-TOOL_SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<kernels>\d+) kernels, (?P<ctas>\d+) "
-                          r"CTAs \((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
 
 
 def tool_env(lib: pathlib.Path = TOOL_LIB, sanitizer_lib: str = "") -> dict | None:
@@ -129,14 +127,6 @@ def build(step: str, tree: pathlib.Path, nvcc: str, link: str, name: str = "prog
     return binary
 
 
-# The shadow build's report line, under a failing check line.
-SHADOW_LINE = re.compile(r"^\s+shadow: (?P<rule>[A-Z]\d) (?P<name>[\w-]+): (?P<text>.*); block \((?P<block>[\d,]+)\) "
-                         r"thread (?P<thread>\d+), (?P<func>\S*) \((?P<where>[^)]*)\)$")
-
-
-def shadow_rules(out: str) -> list[re.Match]:
-    """The shadow reports of an output, in order."""
-    return [m for m in map(SHADOW_LINE.match, out.splitlines()) if m]
 
 
 def shadow_verdict(code: int, out: str, err: str | None = None) -> str:

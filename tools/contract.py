@@ -146,6 +146,40 @@ def sanitize_args(step: str) -> list[str]:
     return [a for k in build_facts(step)["sanitize_kernels"] for a in ("--kernel-name", f"kns={k}")]
 
 
+
+# ---- the protocol checker's output (common/shadow/tool) ----------------------------------------------------------
+# A report line (stdout under a failing check line, or the tool's stderr), and the tool's last line on stderr:
+# proof that it ran, and what it checked.
+SHADOW_LINE = re.compile(r"^\s+shadow: (?P<rule>[A-Z]\d) (?P<name>[\w-]+): (?P<text>.*); block \((?P<block>[\d,]+)\) "
+                         r"thread (?P<thread>\d+), (?P<func>\S*) \((?P<where>[^)]*)\)$")
+TOOL_SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<kernels>\d+) kernels, (?P<ctas>\d+) "
+                          r"CTAs \((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
+
+
+def shadow_rules(out: str) -> list[re.Match]:
+    """The protocol checker's reports in an output, in order."""
+    return [m for m in map(SHADOW_LINE.match, out.splitlines()) if m]
+
+
+def checked_verdict(code: int, out: str, err: str) -> tuple[str, str]:
+    """(PASS | FAIL | SKIP, why) for one run under the checker's tool. A run the tool did not watch is no pass."""
+    if code == 77:
+        return "SKIP", (err.strip().splitlines() or ["no GPU"])[-1]
+    s = TOOL_SUMMARY.search(err)
+    reports = shadow_rules(out + "\n" + err)
+    if reports:
+        r = reports[0]
+        return "FAIL", f"{r['rule']} {r['name']}: {r['text']}; {r['func']} ({r['where']})"
+    if not s:
+        return "FAIL", f"exit {code}; the checker's tool did not run (no summary line): nothing was checked"
+    if int(s["ctas"]) == 0:
+        return "FAIL", f"exit {code}; the tool checked no CTA ({s['launches']} launches)"
+    if code != 0:
+        return "FAIL", f"exit {code}, no rule broken: " + "; ".join(
+            ln.strip() for ln in out.splitlines() if re.match(r"^check\s.* FAIL|^\s+hung:", ln))[:300]
+    return "PASS", f"no rule broken in {s['ctas']} CTAs of {s['launches']} launches, every check passed"
+
+
 def main(argv: list[str]) -> int:
     usage = next(par for par in __doc__.split("\n\n") if "contract.py link" in par)
     if not argv or argv[0] not in ("link", "links", "sanitize-args", "sanitize-tools") \

@@ -17,11 +17,12 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
 
 import checker
 import lab_copy
 import lab_grade
-from contract import CHECK_RE
+from contract import CHECK_RE, checked_verdict, shadow_rules
 from lab_grade import Grade
 
 
@@ -131,6 +132,32 @@ def shadow_tool() -> pathlib.Path | None:
     return lib if lib.is_file() else None
 
 
+_REFERENCE: dict[str, tuple[bool, str]] = {}
+
+
+def shadow_reference(step: str, tool: pathlib.Path, timeout: float) -> tuple[bool, str]:
+    """(whether the checker's tool may judge this step here, why not): it passes the tutorial's own solution
+    (its shadow build, make SHADOW=1 build-NN, on --quick), once per step and process. A judge that flags the
+    solution, or never ends on it, would fail correct students: it is not used. In the lab bundle the step's
+    files are the student's own, so there is no solution to try it on."""
+    if step not in _REFERENCE:
+        root = lab_copy.root()
+        if lab_copy.in_bundle():
+            _REFERENCE[step] = (False, "in the lab bundle the step's files are yours: no solution to try the "
+                                       "checker on (your instructor's grade runs it)")
+            return _REFERENCE[step]
+        b = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(root), "SHADOW=1", f"build-{step[:2]}"],
+                           capture_output=True, text=True)
+        if b.returncode != 0:
+            _REFERENCE[step] = (False, f"the solution's shadow build did not build: {(b.stdout + b.stderr)[-200:]}")
+            return _REFERENCE[step]
+        out, err, code = run_program(root / "build" / "shadow" / step, timeout, ["--quick"],
+                                     dict(os.environ, CUDA_INJECTION64_PATH=str(tool)))
+        status, why = checked_verdict(code, out, err)
+        _REFERENCE[step] = (status != "FAIL", f"the checker's tool fails this tutorial's own solution here ({why})")
+    return _REFERENCE[step]
+
+
 def shadow_run(g: Grade, timeout: float, tool: pathlib.Path):
     """The protocol checker on --quick: the submission's shadow build (-DTUTORIAL_SHADOW: the wrappers hand the
     checker what CUDA's Sanitizer API cannot see) run under the checker's tool, which the driver loads into the
@@ -171,27 +198,33 @@ def race_and_protocol(g: Grade, timeout: float) -> Grade:
             g.set("RACE", f"{tool}: {(found[0] if found else summary or f'exit {code}')[:160]} (kernels {', '.join(kernels)})")
             return g
     tool = shadow_tool()
+    name = "the shadow build under the checker's tool (--quick)"
     if tool is None:
-        g.test("the shadow build under the checker's tool (--quick)", None, "the checker's tool is not built")
+        g.test(name, None, "the checker's tool is not built")
         g.set("SKIP", "the protocol checker's tool is not built here (make shadow-tool: it needs CUDA's Sanitizer API, "
                       "in the toolkit's compute-sanitizer folder); not a grade")
         return g
+    trusted, why = shadow_reference(g.step, tool, timeout)
+    if not trusted:  # a judge that condemns the tutorial's own solution is not used on a student
+        g.test(name, None, f"not judged: {why}")
+        g.lines.append(f"  {'shadow build':<37} not judged: {why[:110]}")
+        return g
     out, err, code = shadow_run(g, timeout, tool)
     (work / "shadow.txt").write_text(f"# exit {code}\n{out}# stderr\n{err}")
-    reports = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("shadow:")]  # indented in the output
-    if code == 77:
-        g.test("the shadow build (--quick)", None, "no Hopper GPU")
+    status, why = checked_verdict(code, out, err)
+    reports = shadow_rules(out + "\n" + err)
+    if status == "SKIP":
+        g.test(name, None, "no Hopper GPU")
         g.set("SKIP", "no Hopper GPU here (never a pass)")
     elif reports:
-        g.test("the shadow build (--quick)", False, "\n".join(reports[:5]))
-        g.lines.append(f"  {'shadow build':<37} {reports[0][:120]}")
-        g.set("PROTOCOL", reports[0][len("shadow: "):][:220])
-    elif code != 0:
-        bad = next((ln for ln in out.splitlines() if CHECK_RE.match(ln) and " FAIL " in ln), f"exit {code}")
-        g.test("the shadow build (--quick)", False, bad)
-        g.set("FAIL", f"the shadow build's --quick run: {bad}")
+        g.test(name, False, "\n".join(m[0].strip() for m in reports[:5]))
+        g.lines.append(f"  {'shadow build':<37} {why[:120]}")
+        g.set("PROTOCOL", why[:220])
+    elif status == "FAIL":
+        g.test(name, False, why)
+        g.set("FAIL", f"the shadow build's --quick run: {why}")
     else:
-        g.test("the shadow build (--quick)", True, "no protocol rule broken")
+        g.test(name, True, why)
         g.lines.append(f"  {'shadow build':<37} no protocol rule broken")
     return g
 

@@ -62,7 +62,7 @@ import bugs  # noqa: E402
 import mutation  # noqa: E402
 from bench import record_run, run_dir, step_link  # noqa: E402
 from checker import evaluate, load_step  # noqa: E402
-from contract import GPU_RE, REPO, RESULTS, gpu_slug, step_dirs  # noqa: E402
+from contract import GPU_RE, REPO, RESULTS, checked_verdict, gpu_slug, step_dirs  # noqa: E402
 
 SWEEP = REPO / "build" / "shadow_sweep"
 TOOL_LIB, SUMMARY = bugs.TOOL_LIB, bugs.TOOL_SUMMARY
@@ -163,25 +163,6 @@ def run_checked(binary: pathlib.Path, args: list[str], timeout: float, env: dict
         return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         return 124, "", f"timed out after {timeout:.0f} s"
-
-
-def checked_verdict(code: int, out: str, err: str) -> tuple[str, str]:
-    """(PASS | FAIL | SKIP, why) for one run under the tool. A run the tool did not watch is no pass."""
-    if code == 77:
-        return "SKIP", (err.strip().splitlines() or ["no GPU"])[-1]
-    s = SUMMARY.search(err)
-    reports = bugs.shadow_rules(out + "\n" + err)
-    if reports:
-        r = reports[0]
-        return "FAIL", f"{r['rule']} {r['name']}: {r['text']}; {r['func']} ({r['where']})"
-    if not s:
-        return "FAIL", f"exit {code}; the checker's tool did not run (no summary line): nothing was checked"
-    if int(s["ctas"]) == 0:
-        return "FAIL", f"exit {code}; the tool checked no CTA ({s['launches']} launches)"
-    if code != 0:
-        return "FAIL", f"exit {code}, no rule broken: " + "; ".join(
-            ln.strip() for ln in out.splitlines() if re.match(r"^check\s.* FAIL|^\s+hung:", ln))[:300]
-    return "PASS", f"no rule broken in {s['ctas']} CTAs of {s['launches']} launches, every check passed"
 
 
 def programs_of(step: str) -> list[tuple[str, pathlib.Path]]:

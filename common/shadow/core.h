@@ -509,8 +509,7 @@ SH_INL int sh_read_done(uint32_t bk_read, uint32_t seq) {
 //   cp:    [29:20] the thread, [19:0] its group (the thread's commit count + 1);
 //   load:  [29:24] the barrier's slot, [23:0] the phase the copy completes (its low 16 bits used).
 enum { SH_CHUNK_NONE = 0, SH_CHUNK_STORE = 1, SH_CHUNK_CP = 2, SH_CHUNK_LOAD = 3 };
-#define SH_EXACT_BYTES \
-    256  // a write range up to this size is the thread's own elements: remembered by chunk
+#define SH_EXACT_BYTES 256  // a write range up to this size is the thread's own elements: remembered by chunk
 SH_INL uint32_t sh_chunk_kind(uint32_t w) {
     return w >> 30;
 }
