@@ -151,7 +151,7 @@ def shadow_reference(step: str, tool: pathlib.Path, timeout: float) -> tuple[boo
         if b.returncode != 0:
             _REFERENCE[step] = (False, f"the solution's shadow build did not build: {(b.stdout + b.stderr)[-200:]}")
             return _REFERENCE[step]
-        out, err, code = run_program(root / "build" / "shadow" / step, timeout, ["--quick"],
+        out, err, code = run_program(root / "build" / "shadow" / step, min(timeout, 120.0), ["--quick"],
                                      dict(os.environ, CUDA_INJECTION64_PATH=str(tool)))
         status, why = checked_verdict(code, out, err)
         _REFERENCE[step] = (status != "FAIL", f"the checker's tool fails this tutorial's own solution here ({why})")
