@@ -191,7 +191,9 @@ def vocabulary() -> set[str]:
                if p.suffix in (".cu", ".cuh", ".h") and "twins" not in p.parts]
     for p in sources:
         code = strip_comments(p.read_text())
-        names |= set(re.findall(r"\b([A-Za-z_]\w*)\(", code))  # called or defined, macros included
+        # called or defined, macros included; not a member's call, and no one-letter name (09's maps.b() is
+        # a method: b is still any variable's name)
+        names |= {n for n in re.findall(r"(?<![.>\w])([A-Za-z_]\w*)\(", code) if len(n) > 1}
         names |= set(re.findall(r"\b([A-Za-z_]\w*)<[^;<>()]*>\(", code))  # templates: tmap_replace_dim<0>(
     return names
 
