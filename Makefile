@@ -181,7 +181,7 @@ TOOL_HOST_FLAGS = -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I. -I$(CUDA_
 # Patch functions: a fatbin of device code the API links into the patched
 # kernels (--compile-as-tools-patch, as NVIDIA's compute-sanitizer-samples build theirs).
 TOOL_PATCH_FLAGS = --fatbin --compile-as-tools-patch -gencode arch=compute_90,code=sm_90 -O3 -I. -I$(SANITIZER_HOME)/include
-need_sanitizer = @test -f "$(SANITIZER_HOME)/include/sanitizer.h" -a -n "$(SANITIZER_LIB)" || { echo "$@: needs CUDA's Sanitizer API headers and library: the toolkit's compute-sanitizer folder, or the nvidia-cuda-sanitizer-api wheel in $(VENV) (pip install -r requirements.txt), or SANITIZER_HOME=DIR"; exit 2; }
+need_sanitizer = @test -f "$(SANITIZER_HOME)/include/sanitizer.h" -a -n "$(SANITIZER_LIB)" || { echo "$@: needs CUDA's Sanitizer API headers and library: the toolkit's compute-sanitizer folder, or the nvidia-cuda-sanitizer-api wheel in $(VENV) (make venv installs it: requirements/shadow.txt), or SANITIZER_HOME=DIR"; exit 2; }
 $(TOOL)/libshadow_probe.so: common/shadow/tool/probe_inject.c common/shadow/tool/probe_record.h common/shadow/tool/tool_host.h common/shadow/tool/tool_sanitizer.h
 	$(need_sanitizer)
 	@mkdir -p $(@D)
@@ -259,7 +259,7 @@ check-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(if $(SHADOW_FLAG),shadow-tool)
 shadow-$(1):
 	@$(MAKE) --no-print-directory SHADOW=1 build-$(1)
 	@$(if $(call twin_bin,$(2)),$(MAKE) --no-print-directory $(call twin_bin,$(2)))
-	@$(MAKE) --no-print-directory shadow-tool > build/shadow/tool.log 2>&1 || { tail -1 build/shadow/tool.log; echo "(the steps' programs still run: a machine without a GPU says so)"; }
+	@$(MAKE) --no-print-directory shadow-tool > build/shadow/tool.log 2>&1 || { grep -m1 "needs CUDA's Sanitizer API" build/shadow/tool.log || tail -1 build/shadow/tool.log; echo "(the steps' programs still run: a machine without a GPU says so)"; }
 	@$(PYTHON) tools/shadow_sweep.py step $(2) $(SWEEP_TOOL) --timeout $(CHECK_TIMEOUT)
 sass-$(1): $(BUILD)/$(2) $(call twin_bin,$(2)) $(SASS_NEEDS)
 	@ok=0; for d in $(call with_twins,$(2)); do echo "==== $$$$d: each kernel's key instructions (tools/sass.py)"; \
