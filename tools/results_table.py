@@ -293,12 +293,18 @@ def shadow_cell(step_dir: str, n: int) -> str:
     if not path.is_file():
         return "not recorded"
     first, _, body = path.read_text().partition("\n")
+    # the checker's tool reports on stderr, recorded as "# stderr: " lines
+    body = "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in body.splitlines())
     reports = bugs.shadow_rules(body)
     if reports:
         return f"{reports[0]['rule']} {reports[0]['name']}"
     code = first.rsplit("exit ", 1)[-1].strip()
     failed = [m["name"] for m in check_lines(body) if m["verdict"] == "FAIL"]
-    return {"1": f"no rule broken; its check `{failed[0]}` fails" if failed else "exit 1",
+    cuda = re.search(r"-> (cuda\w+)", body)
+    if code == "2" and cuda:
+        return f"no rule reported; stopped by a CUDA error ({cuda[1]})"
+    return {"0": "no rule reported (exit 0)",
+            "1": f"no rule reported; its check `{failed[0]}` fails" if failed else "no rule reported (exit 1)",
             "2": "refused before any launch"}.get(code, f"exit {code}")
 
 
