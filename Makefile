@@ -133,7 +133,7 @@ else
 CUTE_INCLUDE = $(firstword $(shell ls -d $(VENV)/lib/python3*/site-packages/cutlass_library/source/include 2>/dev/null))
 CUTE_NEEDS := $(VENV)/.installed-twins
 endif
-TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(or $(CUTE_INCLUDE),$(error no CuTe headers: run make venv, or give CUTE_INCLUDE=DIR))
+TWIN_FLAGS = --expt-relaxed-constexpr -isystem $(CUTE_INCLUDE)
 # cuobjdump and nvdisasm, which sass-NN reads the machine code with (tools/sass.py looks on PATH, in the
 # toolkit, then in .venv): installed into .venv (requirements/sass.txt, 5 MB) only where PATH and the
 # toolkit lack one of them; tools/sass.py then runs with the venv's Python, which knows where they are.
@@ -294,6 +294,7 @@ $(foreach d,$(STEP_DIRS),$(eval $(call STEP_RULES,$(firstword $(subst _, ,$(d)))
 
 define TWIN_RULES
 $(BUILD)/twins/$(1): $(wildcard $(1)/twins/*.cu) $(FLAGS_STAMP) | $(CUTE_NEEDS)
+	@test -n "$$(CUTE_INCLUDE)" || { echo "$$@: no CuTe headers: run make venv, or give CUTE_INCLUDE=DIR"; exit 2; }
 	@mkdir -p $$(@D)
 	@echo "$(NVCC) $$(ALL_FLAGS) $$(TWIN_FLAGS) $$< -o $$@  (log: $$@.log)"
 	@$(NVCC) $$(ALL_FLAGS) $$(TWIN_FLAGS) -MD -MF $$@.d $$< -o $$@ > $$@.log 2>&1 || { cat $$@.log; echo "build of $$@ failed"; exit 1; }
