@@ -27,6 +27,7 @@ import lab_class  # noqa: E402
 import lab_compare  # noqa: E402
 import lab_copy  # noqa: E402
 import lab_fills  # noqa: E402
+import contract  # noqa: E402
 import lab_grade  # noqa: E402
 import lab_rules  # noqa: E402
 import lab_run  # noqa: E402
@@ -406,8 +407,9 @@ def sanitizer_output(errors=0, race=False):
 
 def recorded_stderr(name: str) -> str:
     """A recorded H200 run's stderr, as the checker's tool printed it (its reports indented, then its summary)."""
-    return "".join(ln[len("# stderr: "):] + "\n" for ln in (REFERENCE_RUNS / name).read_text().splitlines()
-                   if ln.startswith("# stderr: "))
+    text = (REFERENCE_RUNS / name).read_text()
+    return "".join(ln + "\n" for ln, raw in zip(contract.with_stderr(text).splitlines(), text.splitlines())
+                   if raw.startswith("# stderr: "))
 
 
 SHADOW_REPORT = recorded_stderr("01_memcpy_baseline.bug1.shadow.txt")  # reports, then the tool's summary

@@ -358,10 +358,7 @@ def test_the_protocols_rules_and_mistakes_agree():
 
 
 # ---- the H200's recorded shadow runs -------------------------------------------------
-def with_stderr(recorded: str) -> str:
-    """A recorded run's output with its stderr lines ("# stderr: ...") as they were: the checker's tool
-    prints its reports there."""
-    return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
+from contract import with_stderr  # noqa: E402
 
 # Known gaps, each one named (strict: a sweep that catches one fails here until it leaves the list). The
 # H200 sweep recorded this round (results/shadow_NVIDIA_H200.md, "under the protocol checker") ran the checker's

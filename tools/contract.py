@@ -156,6 +156,12 @@ TOOL_SUMMARY = re.compile(r"^shadow: checked (?P<launches>\d+) launches of (?P<k
                           r"CTAs \((?P<unchecked>\d+) unchecked[^)]*\); (?P<verdict>.*)$", re.M)
 
 
+def with_stderr(recorded: str) -> str:
+    """A recorded run (results/runs/) with its stderr lines ("# stderr: ...") as the program printed them: the
+    checker's tool reports there."""
+    return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
+
+
 def shadow_rules(out: str) -> list[re.Match]:
     """The protocol checker's reports in an output, in order."""
     return [m for m in map(SHADOW_LINE.match, out.splitlines()) if m]

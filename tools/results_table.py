@@ -52,7 +52,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from checker import load_step, parse_perf  # noqa: E402
-from contract import REFERENCE_GPU, REPO, check_lines, gpu_slug, perf_csv, read_csv, step_dirs  # noqa: E402
+from contract import REFERENCE_GPU, REPO, check_lines, gpu_slug, perf_csv, read_csv, step_dirs, with_stderr  # noqa: E402
 from bench import run_dir  # noqa: E402
 import bugs  # noqa: E402
 
@@ -293,8 +293,7 @@ def shadow_cell(step_dir: str, n: int) -> str:
     if not path.is_file():
         return "not recorded"
     first, _, body = path.read_text().partition("\n")
-    # the checker's tool reports on stderr, recorded as "# stderr: " lines
-    body = "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in body.splitlines())
+    body = with_stderr(body)  # the checker's tool reports on stderr
     reports = bugs.shadow_rules(body)
     if reports:
         return f"{reports[0]['rule']} {reports[0]['name']}"
