@@ -211,7 +211,7 @@ $(TOOL_PATCHES): common/shadow/tool/shadow_patches.cu common/shadow/shadow.cuh $
 .PHONY: shadow-tool
 shadow-tool: $(TOOL_LIB) $(TOOL_PATCHES)
 GRADE_TOOL = $(if $(SANITIZER_LIB),$(TOOL_LIB) $(TOOL_PATCHES))
-SHADOW_ENV = CUDA_INJECTION64_PATH=$(abspath $(TOOL_LIB)) LD_LIBRARY_PATH=$(SANITIZER_LIB)
+SHADOW_ENV = CUDA_INJECTION64_PATH=$(abspath $(TOOL_LIB)) CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$(SANITIZER_LIB)
 # The sweep's arguments for the tool: where it is and the library it loads.
 SWEEP_TOOL = --tool-lib "$(abspath $(TOOL_LIB))" --sanitizer-lib "$(SANITIZER_LIB)"
 
@@ -392,13 +392,14 @@ test-all: $(if $(BUNDLE),,$(TEST_NEEDS) all)
 	$(VPY) -m pytest -q tests
 
 # Plants defects one at a time (tools/mutation.py lists them) and checks that
-# the test aimed at each catches it; GPU=1 adds those only a GPU run can catch.
+# the test aimed at each catches it; GPU=1 adds those only a GPU run can catch
+# (JOBS=16: each GPU defect built in its own copy of the sources, 16 at a time).
 # Not part of `make test`: it rebuilds and reruns a lot.
 # SHADOW=1 instead: every planted mistake in the shadow build, on a GPU
 # (tools/shadow_sweep.py bugs: built in parallel, each must name its rule).
 mutation: $(if $(BUNDLE),,$(if $(SHADOW_FLAG),shadow-tool,$(TEST_NEEDS) all))
 	$(FULL_ONLY)
-	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu))
+	$(if $(SHADOW_FLAG),$(PYTHON) tools/shadow_sweep.py bugs --nvcc="$(NVCC) $(TUTORIAL_FLAGS) $(NVCCFLAGS)" $(SWEEP_TOOL),$(VPY) tools/mutation.py $(if $(GPU),--gpu) $(if $(JOBS),--jobs $(JOBS) --nvcc="$(NVCC) $(ALL_FLAGS)" --twin-flags="$(TWIN_FLAGS)"))
 
 # Every step's student copy with the harness and the tools, no solutions.
 lab-dist:
@@ -461,7 +462,7 @@ help:
 	@echo "  make help            this list"
 	@echo "  make clean           remove $(BUILD)/ (the venv stays; rm -rf $(VENV) for that)"
 	@echo "Variables: ARCH, NVCCFLAGS (extra flags), MBAR_TIMEOUT_NS, ARGS, CHECK_TIMEOUT, LAB, N, NN, DIR, CUTE_INCLUDE,"
-	@echo "           SHADOW=1 (build with the checker's hooks into build/shadow/, check under its tool), FULL, PREBUILT=1 and JOBS (grade-class),"
+	@echo "           SHADOW=1 (build with the checker's hooks into build/shadow/, check under its tool), FULL, PREBUILT=1 and JOBS (grade-class; mutation: builds at a time),"
 	@echo "           SANITIZER_HOME (the Sanitizer API's headers and library),"
 	@echo "           CUDA_HOME (the toolkit), NVCC (the compiler)"
 	$(if $(BUNDLE),@echo "$(BUNDLE_NOTE)")

@@ -86,12 +86,14 @@ static __device__ __forceinline__ uint64_t smem_desc_sw128(const void* tile) {
 // threads have touched since (zeroing, the epilogue's reads of the previous
 // tile): the async unit must see the registers as the threads left them.
 // CUTLASS issues it once per batch of MMAs, as this step does.
-static __device__ __forceinline__ void wgmma_fence(void) {
+static __device__ __forceinline__ void wgmma_fence(SHADOW_SITE_ONLY) {
+    SHADOW(wgmma_fence_ptx(SHADOW_PASS_ONLY));
     asm volatile("wgmma.fence.sync.aligned;" : : : "memory");
 }
 
 // Close the current group: every wgmma.mma_async issued since the last commit.
-static __device__ __forceinline__ void wgmma_commit_group(void) {
+static __device__ __forceinline__ void wgmma_commit_group(SHADOW_SITE_ONLY) {
+    SHADOW(wgmma_commit_ptx(SHADOW_PASS_ONLY));
     asm volatile("wgmma.commit_group.sync.aligned;" : : : "memory");
 }
 
@@ -100,9 +102,10 @@ static __device__ __forceinline__ void wgmma_commit_group(void) {
 // N = 1 keeps one batch of MMAs running while the stage of the batch before
 // is handed back to the producer.
 template <int N>
-static __device__ __forceinline__ void wgmma_wait_group(void) {
+static __device__ __forceinline__ void wgmma_wait_group(SHADOW_SITE_ONLY) {
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
     asm volatile("wgmma.wait_group.sync.aligned %0;" : : "n"(N) : "memory");
+    SHADOW(wgmma_wait_ptx(N SHADOW_PASS));
 }
 
 // The compiler sees the MMA's outputs as ready when the asm "returns", not

@@ -142,6 +142,8 @@ FULL_ONLY: dict[str, str] = {
     "test_shadow.py::test_the_normal_build_is_the_build_without_the_shadow":
         "test_shadow.py::test_the_stripper_removes_every_shadow_line",
     "test_build.py::test_experiments_build": "test_build.py::test_step_builds_without_warnings",
+    "test_bugs.py::test_a_copy_builds_the_same_at_either_path":
+        "test_bugs.py::test_the_diff_applies_builds_and_changes_the_program",
     "test_build.py::test_headers_and_flags_trigger_rebuilds": "test_build.py::test_a_changed_flag_rebuilds",  # reads all twins
     "test_build.py::test_check_nn_fails_when_the_step_fails_and_its_twins_pass":
         "test_checker.py::test_make_check_nn_fails_when_the_step_cannot_run",

@@ -6,12 +6,13 @@ one's run; the lessons quote those runs and the diffs themselves."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import subprocess
 
 import pytest
 
-from conftest import REPO, STEP_DIRS, binary
+from conftest import FAST_STEP, REPO, STEP_DIRS, binary
 import bugs
 from sass import dump_sass, instruction
 
@@ -33,20 +34,31 @@ def sass_of(path):
     return {k: [instruction(ln) for ln in v] for k, v in dump_sass(path).items()}
 
 
+def build_side_by_side(step_dir, n, tmp_path, plant_b=True):
+    """The step's copy built twice at once, at a/ and at b/ (paths of one length, so that the file names the
+    binaries hold lie at the same offsets): a/ as it is, b/ with bugs/n.diff applied (plant_b)."""
+    nvcc = "nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
+    trees = [bugs.planted_tree(step_dir, n, tmp_path / side, plant=side == "b" and plant_b) for side in "ab"]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        built = list(pool.map(lambda t: bugs.build(step_dir, t, nvcc, bench_link(step_dir)), trees))
+    return [(sass_of(b), host_text(b)) for b in built]
+
+
+def test_a_copy_builds_the_same_at_either_path(built, tmp_path):
+    # What makes the next test able to fail: the same sources built at a/ and at b/ give the same kernels and
+    # the same host code, so that only the diff can make them differ.
+    before, same = build_side_by_side(FAST_STEP, 1, tmp_path, plant_b=False)
+    assert before == same, "the copy's machine code depends on where it is built: a diff could change nothing"
+
+
 @pytest.mark.parametrize("step_dir,n", PLANTED, ids=lambda x: str(x))
 def test_the_diff_applies_builds_and_changes_the_program(built, step_dir, n, tmp_path):
-    # The same copy built twice at the same path, before and after the diff:
-    # a diff that changes neither the kernels' SASS nor the host code would
-    # leave the correct program under another name, a mistake that cannot fail.
+    # The copy built before and after the diff (side by side, at two paths of one length): a diff that
+    # changes neither the kernels' SASS nor the host code would leave the correct program under another
+    # name, a mistake that cannot fail.
     bugs.describe(bugs.diff_paths(step_dir)[n])
-    nvcc = "nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
-    tree = bugs.planted_tree(step_dir, n, tmp_path, plant=False)
-    before = bugs.build(step_dir, tree, nvcc, bench_link(step_dir))
-    sass_before, host_before = sass_of(before), host_text(before)
-    bugs.apply_diff(bugs.diff_paths(step_dir)[n], tree)
-    after = bugs.build(step_dir, tree, nvcc, bench_link(step_dir))
-    assert (sass_of(after), host_text(after)) != (sass_before, host_before), \
-        f"bugs/{n}.diff changes nothing in the program: it cannot fail"
+    before, after = build_side_by_side(step_dir, n, tmp_path)
+    assert after != before, f"bugs/{n}.diff changes nothing in the program: it cannot fail"
 
 
 def host_text(binary_path):

@@ -92,7 +92,7 @@ def test_experiments_build():
     # warnings, like a step (`make experiments`).
     sources = sorted((REPO / "results" / "experiments").glob("*.cu"))
     assert sources, "no results/experiments/*.cu"
-    p = run(["make", "experiments"])
+    p = run(["make", f"-j{os.cpu_count() or 2}", "experiments"])  # one build each: as many at once as cores
     assert p.returncode == 0, f"make experiments failed:\n{p.stdout}\n{p.stderr}"
     for src in sources:
         exe = REPO / "build" / "experiments" / src.stem

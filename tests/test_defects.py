@@ -97,3 +97,15 @@ def test_a_planted_run_is_judged_by_its_named_lines():
     assert mutation.judge_run("", 2, [], want=2)[0] == "caught"  # a refusal, where one is the catch
     assert mutation.parse_gpu_catcher("gpu:07_reduce_multicast --full --exit 2 a b") == \
         ("07_reduce_multicast", True, 2, ["a", "b"])
+
+
+def test_each_planted_copy_has_its_own_folder():
+    # make mutation GPU=1 JOBS=N (and --build-only / --prebuilt) builds each gpu: defect in its own copy of the
+    # sources: two defects must never share a folder (one would run the other's program), and a twin's program
+    # lies under its step's twins/ folder, where tools/bugs.py builds it.
+    gpu = [d for d in DEFECTS if d.catcher.startswith("gpu:")]
+    folders = [d.planted.relative_to(mutation.BUILT).parts[0] for d in gpu]
+    assert len(set(folders)) == len(folders), "two planted defects share a folder"
+    twin = next(d for d in gpu if mutation.parse_gpu_catcher(d.catcher)[0].endswith("/twins"))
+    step = mutation.parse_gpu_catcher(twin.catcher)[0]
+    assert twin.planted.parent.relative_to(mutation.BUILT).as_posix().endswith(step), twin.planted

@@ -6,8 +6,10 @@ teaches (every sample fill of tools/lab_fills.py graded up to MECHANISM on this 
 own lines (and no other), a race, a protocol report, a SKIP that is no grade, a prebuilt build for other files.
 """
 
+import concurrent.futures
 import csv
 import json
+import os
 import pathlib
 import re
 import shlex
@@ -237,8 +239,12 @@ def test_every_sample_fill_gets_its_mechanism_verdict(hole, tmp_path):
     fills = {lab_samples.sample_name(hole, n): n for n in lab_fills.FILLS.get(hole, {}) if not n.startswith("paste")}
     samples = lab_samples.samples(step)
     names = ["solution", *fills] + (["unfilled"] if hole != "05.1" else [])  # 05.1's stub reads the tile, unswizzled
+    # each sample in its own folder: compiled as many at once as there are cores
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        found = dict(zip(names, pool.map(lambda name: sample_mechanism(
+            step, name, samples[name], tmp_path, bool(rules.get("build_log_absent"))), names)))
     for name in names:
-        problems = sample_mechanism(step, name, samples[name], tmp_path, bool(rules.get("build_log_absent")))[k]
+        problems = found[name][k]
         if lab_samples.expected(name) & {"PASS", "RACE", "PROTOCOL"}:
             assert problems == [], f"{hole} {name}: a correct fill is MECHANISM: {problems}"
         else:
@@ -439,6 +445,7 @@ def test_a_passing_run_is_raced_then_shadowed(tmp_path, monkeypatch, racecheck, 
         if name == "program.shadow":
             calls.append(name)
             assert env and env["CUDA_INJECTION64_PATH"] == "/x/libshadow_tool.so", "the shadow build runs under the tool"
+            assert env["CUDA_MODULE_LOADING"] == "EAGER", "its modules load before their first launch (the hand-over)"
             return shadow
         calls.append(args[1])
         filters.append([a for a in args if a.startswith("kns=")])

@@ -258,8 +258,9 @@ def test_the_tool_builds():
 
 def test_the_tool_s_host_logic(tmp_path, monkeypatch):
     src = tmp_path / "k.cu"
-    src.write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
-    for name, flags in (("with", ["-lineinfo"]), ("without", [])):
+    src.write_text("#ifdef HOOKED\n__device__ void* g_shadow_state;\n#endif\n"
+                   "__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    for name, flags in (("with", ["-lineinfo", "-DHOOKED"]), ("without", [])):
         p = run(["nvcc", "-cubin", "-arch=sm_90a", *flags, str(src), "-o", str(tmp_path / f"{name}.cubin")])
         assert p.returncode == 0, p.stderr
     monkeypatch.setenv("SHADOW_UNIT_CUBINS", f"{tmp_path / 'with.cubin'}:{tmp_path / 'without.cubin'}")
@@ -361,18 +362,12 @@ def test_the_protocols_rules_and_mistakes_agree():
 from contract import with_stderr  # noqa: E402
 
 # Known gaps, each one named (strict: a sweep that catches one fails here until it leaves the list). The
-# H200 sweep recorded this round (results/shadow_NVIDIA_H200.md, "under the protocol checker") ran the checker's
-# tool before it marked a module built with the hooks as hooked (shadow_tool.c, set_module_state): every
-# mbarrier arrive the API reported was dropped and the hooks fed nothing, so the rules on mbarrier phases,
-# tensor maps and wgmma missed these, and a false A3 came first in 03, 04 and 06. The fix has had no H200 run
-# that ended (the one attempt ran out of the session's device time in the correct programs' sweep).
-SWEEP_MISSED = {("03_tma_load", 1), ("03_tma_load", 2), ("03_tma_load", 3), ("03_tma_load", 4),
-                ("04_tma_store", 1), ("06_transpose", 2), ("07_reduce_multicast", 2), ("07_reduce_multicast", 4),
-                ("08_descriptor_update", 1), ("08_descriptor_update", 2), ("08_descriptor_update", 3),
-                ("09_gemm", 1), ("09_gemm", 2), ("09_gemm", 3), ("09_gemm", 4),
-                ("10_grouped_gemm", 1), ("10_grouped_gemm", 2), ("10_grouped_gemm", 3)}
-KNOWN_GAP = pytest.mark.xfail(strict=True, reason="missed by the H200 sweep of the tool before its hooked fix: "
-                                                  "issue 41 is open (see SWEEP_MISSED)")
+# H200 sweep of 2026-11-29 (results/shadow_NVIDIA_H200.md, "under the protocol checker") caught every other
+# planted mistake; 10's shadow build stops under the checker's tool with a misaligned address (in its third
+# grouped_gemm kernel, after 35 launches that ran clean), so its data mistake's check never runs.
+SWEEP_MISSED = {("10_grouped_gemm", 3)}
+KNOWN_GAP = pytest.mark.xfail(strict=True, reason="10's shadow build stops with a misaligned address under the "
+                                                  "checker's tool (see SWEEP_MISSED)")
 PLANTED = [(s, n) for s in STEP_DIRS for n in sorted(bugs.diff_paths(s))]
 
 

@@ -2,8 +2,8 @@
 // which modules it checks (a cubin with line info), where a patched pc is in the source
 // (nvdisasm -gi's comments), what one copy through a tensor map moves (cuTensorMapEncodeTiled's
 // arguments), a kernel's name and the report line. The cubins come from tests/test_shadow.py
-// (SHADOW_UNIT_CUBINS: one built with -lineinfo, one without); the report line is printed for
-// it to match against tools/bugs.py's pattern.
+// (SHADOW_UNIT_CUBINS: one built with -lineinfo and a g_shadow_state, one without either); the report line is
+// printed for it to match against tools/bugs.py's pattern.
 #include <stdlib.h>
 
 #include "common/shadow/tool/tool_host.h"
@@ -51,6 +51,12 @@ int main(void) {
     EXPECT("a section of another name is not taken for it",
            with && !tool_has_section(with, wb, ".debug_lin"));
     EXPECT("bytes that are no ELF are no cubin", !tool_has_section("not an elf at all", 17, ".debug_line"));
+    EXPECT("a module built with the hooks defines g_shadow_state",
+           with && tool_has_symbol(with, wb, "g_shadow_state"));
+    EXPECT("one built without them does not", without && !tool_has_symbol(without, nb, "g_shadow_state"));
+    EXPECT("a symbol's name is matched whole", with && !tool_has_symbol(with, wb, "g_shadow_stat"));
+    EXPECT("bytes that are no ELF define nothing",
+           !tool_has_symbol("not an elf at all", 17, "g_shadow_state"));
 
     ToolLine l;
     memset(&l, 0, sizeof l);

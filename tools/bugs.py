@@ -46,10 +46,13 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import patches  # noqa: E402
 from contract import SHADOW_LINE, TOOL_SUMMARY, shadow_rules  # noqa: E402,F401 (the shadow's output, shared)
-from contract import REPO, step_dirs  # noqa: E402
+from contract import REPO, step_dirs, tool_env as contract_tool_env  # noqa: E402
 
 FIELDS = ("what", "tells", "shadow")
 SHADOW_DEFINE = "-DTUTORIAL_SHADOW"
+# Waits in a planted copy give up after 2 s (10 s by default): a mistake that
+# hangs is reported sooner, and --quick's waits take far less even when slow.
+PLANTED_TIMEOUT_FLAG = "-DMBAR_TIMEOUT_NS=2000000000ull"
 # The protocol checker's tool (make shadow-tool), which a shadow run loads: without it the hooks do nothing.
 TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
 
@@ -58,7 +61,7 @@ def tool_env(lib: pathlib.Path = TOOL_LIB, sanitizer_lib: str = "") -> dict | No
     """The environment that loads the checker's tool into a program, or None if it is not built."""
     if not lib.is_file():
         return None
-    env = dict(os.environ, CUDA_INJECTION64_PATH=str(lib))
+    env = contract_tool_env(lib)
     if sanitizer_lib:
         env["LD_LIBRARY_PATH"] = sanitizer_lib
     return env

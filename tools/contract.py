@@ -28,6 +28,7 @@ machine.
 from __future__ import annotations
 
 import csv
+import os
 import pathlib
 import re
 import runpy
@@ -160,6 +161,12 @@ def with_stderr(recorded: str) -> str:
     """A recorded run (results/runs/) with its stderr lines ("# stderr: ...") as the program printed them: the
     checker's tool reports there."""
     return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
+
+
+def tool_env(lib: pathlib.Path) -> dict[str, str]:
+    """The environment that loads the checker's tool (lib) into a program: CUDA_INJECTION64_PATH, and every
+    module loaded eagerly, before its first launch, so that the tool can hand a hooked build its state."""
+    return dict(os.environ, CUDA_INJECTION64_PATH=str(lib), CUDA_MODULE_LOADING="EAGER")
 
 
 def shadow_rules(out: str) -> list[re.Match]:

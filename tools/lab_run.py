@@ -22,7 +22,7 @@ import subprocess
 import checker
 import lab_copy
 import lab_grade
-from contract import CHECK_RE, checked_verdict, shadow_rules
+from contract import CHECK_RE, checked_verdict, shadow_rules, tool_env
 from lab_grade import Grade
 
 
@@ -152,7 +152,7 @@ def shadow_reference(step: str, tool: pathlib.Path, timeout: float) -> tuple[boo
             _REFERENCE[step] = (False, f"the solution's shadow build did not build: {(b.stdout + b.stderr)[-200:]}")
             return _REFERENCE[step]
         out, err, code = run_program(root / "build" / "shadow" / step, min(timeout, 120.0), ["--quick"],
-                                     dict(os.environ, CUDA_INJECTION64_PATH=str(tool)))
+                                     tool_env(tool))
         status, why = checked_verdict(code, out, err)
         _REFERENCE[step] = (status != "FAIL", f"the checker's tool fails this tutorial's own solution here ({why})")
     return _REFERENCE[step]
@@ -163,7 +163,7 @@ def shadow_run(g: Grade, timeout: float, tool: pathlib.Path):
     checker what CUDA's Sanitizer API cannot see) run under the checker's tool, which the driver loads into the
     program (CUDA_INJECTION64_PATH) and which sees every shared access, barrier and copy of the student's code,
     annotated or not. Without the tool the shadow build alone would see almost nothing: never graded so."""
-    return run_program(g.work / "program.shadow", timeout, ["--quick"], dict(os.environ, CUDA_INJECTION64_PATH=str(tool)))
+    return run_program(g.work / "program.shadow", timeout, ["--quick"], tool_env(tool))
 
 
 def race_and_protocol(g: Grade, timeout: float) -> Grade:

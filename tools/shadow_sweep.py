@@ -2,6 +2,7 @@
 
     python3 tools/shadow_sweep.py step 04_tma_store [--tool-lib L --sanitizer-lib D]    make shadow-04
     python3 tools/shadow_sweep.py bugs [--only 09] [--jobs 16] [--nvcc "nvcc <flags>"]   make mutation SHADOW=1
+    python3 tools/shadow_sweep.py bugs --from-records "NVIDIA H200"    the table again from the recorded runs
     python3 tools/shadow_sweep.py correct [--full] [--only 09]                          make shadow [FULL=1]
 
 Every run is a program under the checker's tool (common/shadow/tool/: CUDA's
@@ -18,8 +19,9 @@ Code nobody annotated (issue 41's proof): tests/shadow_proof/mistakes/*.diff
 plant mistakes in a twin or in tests/shadow_proof/raw_kernels.cu (raw PTX);
 these are built as the normal build (no hooks: what the tool alone sees),
 the twins with CuTe's headers, which only the CPU machine's .venv has:
-`prebuild` builds them there (build/shadow_sweep/, carried to the GPU
-machine), and `bugs` uses a planted binary that is already there. `labs`
+`prebuild` builds every planted copy there (build/shadow_sweep/, carried to
+the GPU machine), and `bugs` uses a planted binary that is already there
+(--rebuild: none). `labs`
 runs the labs' sample fills (tools/lab_samples.py: the solution and every
 other correct fill must pass, a protocol fill be caught, a wrong fill fail;
 a race fill is shown) under the tool; `correct
@@ -66,9 +68,7 @@ from contract import GPU_RE, REPO, RESULTS, checked_verdict, gpu_slug, step_dirs
 
 SWEEP = REPO / "build" / "shadow_sweep"
 TOOL_LIB, SUMMARY = bugs.TOOL_LIB, bugs.TOOL_SUMMARY
-# Waits in a planted copy give up after 2 s (10 s by default): a mistake that
-# hangs is reported sooner, and --quick's waits take far less even when slow.
-TIMEOUT_FLAG = "-DMBAR_TIMEOUT_NS=2000000000ull"
+TIMEOUT_FLAG = bugs.PLANTED_TIMEOUT_FLAG  # a planted copy's waits give up after 2 s
 
 
 def nvcc_flags(nvcc: str) -> str:
@@ -130,7 +130,7 @@ def planted_any(p: Planted) -> pathlib.Path:
 def build_one(p: Planted, nvcc: str, normal: str, twin_flags: str, prebuilt: bool) -> Planted:
     name = "program_shadow" if hooked(p.step) else "program"
     binary = p.tree / p.step / name
-    if prebuilt and not hooked(p.step) and binary.is_file():
+    if prebuilt and binary.is_file():
         p.binary = binary  # built on the CPU machine (shadow_sweep.py prebuild) and carried here
         return p
     try:
@@ -198,26 +198,44 @@ def sweep_step(a) -> int:
     return worst
 
 
+def recorded_run(path: pathlib.Path) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a run recorded by record_run (stderr lines kept as "# stderr: ")."""
+    head, _, body = path.read_text().partition("\n")
+    out = [ln for ln in body.splitlines() if not ln.startswith("# stderr: ")]
+    err = [ln[len("# stderr: "):] for ln in body.splitlines() if ln.startswith("# stderr: ")]
+    return int(re.search(r"exit (-?\d+)$", head)[1]), "\n".join(out), "\n".join(err)
+
+
 def sweep_bugs(a) -> tuple[list[str], bool, str]:
     planted = planted_mistakes(a.only)
-    nvcc = nvcc_flags(a.nvcc)
-    t0 = time.time()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        planted = list(pool.map(lambda p: build_one(p, nvcc, a.nvcc, a.twin_flags, not a.rebuild), planted))
-    print(f"shadow_sweep: {len(planted)} planted copies built in {time.time() - t0:.0f} s", flush=True)
-    rows, ok, gpu = [], True, ""
+    if not a.from_records:
+        nvcc = nvcc_flags(a.nvcc)
+        t0 = time.time()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+            planted = list(pool.map(lambda p: build_one(p, nvcc, a.nvcc, a.twin_flags, not a.rebuild), planted))
+        print(f"shadow_sweep: {len(planted)} planted copies built in {time.time() - t0:.0f} s", flush=True)
+    rows, ok, gpu = [], True, a.from_records
     for p in planted:
-        if p.error or p.binary is None:
+        args = bugs.shadow_args(p.expect, [])
+        if a.from_records:  # the table again from the runs recorded on that GPU (results/runs/<GPU>/)
+            path = runs_of(a, gpu) / f"{p.label}.shadow.txt"
+            if not path.is_file():
+                rows.append(f"| `{p.label}` | {p.expect} | not run: no record {path.name} | | |")
+                ok = False
+                continue
+            code, out, err = recorded_run(path)
+        elif p.error or p.binary is None:
             rows.append(f"| `{p.label}` | {p.expect} | STALE: {p.error.splitlines()[0] if p.error else 'no binary'} | | |")
             ok = False
             continue
-        args = bugs.shadow_args(p.expect, [])
-        code, out, err = run_checked(p.binary, args, a.timeout, tool_env(a))
+        else:
+            code, out, err = run_checked(p.binary, args, a.timeout, tool_env(a))
         if code == 77:
             print("shadow_sweep: no Hopper GPU here (exit 77)")
             return [], False, ""
         gpu = gpu or gpu_name(out)
-        ran = SUMMARY.search(err) is not None
+        # a refusal stops the program before CUDA starts: the tool is never loaded, and need not be
+        ran = SUMMARY.search(err) is not None or p.expect == "refused"
         caught, shown = bugs.judge_shadow(p.expect, code, out + "\n" + err)
         caught &= ran
         shown = shown if ran else f"{shown}; the checker's tool did not run"
@@ -226,7 +244,7 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
         where = f"{reports[0]['func']} ({reports[0]['where']})" if reports else ""
         text = reports[0]["text"].replace("|", "/") if reports else ""
         rows.append(f"| `{p.label}` | {p.expect} | {'caught' if caught else 'MISSED'}: {shown} | {where} | {text} |")
-        if gpu:
+        if gpu and not a.from_records:
             record_run(runs_of(a, gpu) / f"{p.label}.shadow.txt",
                        [p.diff.relative_to(REPO).as_posix(), *args], code, out, err)
         print(f"shadow_sweep {p.label}: {'caught' if caught else 'MISSED'} ({shown})", flush=True)
@@ -247,7 +265,8 @@ def sweep_correct(a) -> tuple[list[str], bool, str]:
         if not matches(a.only, step):
             continue
         for label, checked in (proof if step == "tests/shadow_proof" else programs_of(step)):
-            normal = REPO / "build" / step if label == step else checked  # a twin, raw PTX: no hooks, one binary
+            # a twin, raw PTX: no hooks, one binary (the normal build is the one checked)
+            normal = REPO / "build" / step if label == step and step != "tests/shadow_proof" else checked
             if not normal.is_file() or not checked.is_file():
                 print(f"shadow_sweep: build {normal} and {checked} first (make all; make SHADOW=1 all)")
                 return [], False, ""
@@ -378,10 +397,12 @@ def runs_of(a, gpu: str) -> pathlib.Path:
 
 
 def prebuild(a) -> int:
-    """The planted copies that need this machine (the twins: CuTe's headers are in .venv), built for the GPU run."""
-    planted = [p for p in planted_mistakes(a.only) if not hooked(p.step)]
+    """Every planted copy built here for the GPU run (the twins need this machine: CuTe's headers are in .venv;
+    the rest is built here so that the GPU machine's time goes to runs)."""
+    planted = planted_mistakes(a.only)
+    nvcc = nvcc_flags(a.nvcc)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        planted = list(pool.map(lambda p: build_one(p, "", a.nvcc, a.twin_flags, False), planted))
+        planted = list(pool.map(lambda p: build_one(p, nvcc, a.nvcc, a.twin_flags, False), planted))
     bad = [p for p in planted if p.error]
     for p in planted:
         print(f"shadow_sweep prebuild {p.label}: {p.binary.relative_to(REPO) if p.binary else p.error.splitlines()[0]}")
@@ -415,6 +436,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="correct --full: full-size runs of each program")
     ap.add_argument("--out", default="", help="write the record and the runs under DIR (default: results/)")
     ap.add_argument("--rebuild", action="store_true", help="bugs: build every planted copy here, none carried")
+    ap.add_argument("--from-records", default="", metavar="GPU",
+                    help="bugs: no run; the table from the runs recorded on GPU (e.g. 'NVIDIA H200')")
     ap.add_argument("--twin-flags", default="--expt-relaxed-constexpr -isystem " + " ".join(
         str(p) for p in sorted((REPO / ".venv").glob("lib/python3*/site-packages/cutlass_library/source/include"))[:1]),
         help="the twins' extra flags (the Makefile's TWIN_FLAGS)")

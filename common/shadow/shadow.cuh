@@ -469,6 +469,8 @@ SH_EVENT void sh_on_wgmma_fence(ShGlobal* g, const ShSite* site) {
     SH_ENTER(g, site);
     sh_wg_fence(&c);
 }
+// The MMA's hook (its descriptors), in the PTX's order with the fence's,
+// commit's and wait's hooks.
 SH_EVENT void sh_on_wgmma(ShGlobal* g, const ShSite* site, unsigned long long desc_a,
                           unsigned long long desc_b, uint32_t a_rows, uint32_t b_rows) {
     SH_ENTER(g, site);
@@ -674,6 +676,21 @@ static __device__ __noinline__ void shadow_wgmma(unsigned long long desc_a, unsi
                                                  uint32_t a_rows, uint32_t b_rows, SH_SITE_ARGS) {
     SH_HOOK;
     sh_on_wgmma(g, &site, desc_a, desc_b, a_rows, b_rows);
+}
+// The group's fence, commit and wait as the PTX has them: in a build with the hooks, ptxas
+// reorders the machine's (the fence after the MMA's hook call, a wait after every MMA), so
+// the tool judges a hooked kernel's wgmma protocol from these, not from the patches.
+static __device__ __noinline__ void shadow_wgmma_fence_ptx(SH_SITE_ARGS) {
+    SH_HOOK;
+    sh_on_wgmma_fence(g, &site);
+}
+static __device__ __noinline__ void shadow_wgmma_commit_ptx(SH_SITE_ARGS) {
+    SH_HOOK;
+    sh_on_wgmma_commit(g, &site);
+}
+static __device__ __noinline__ void shadow_wgmma_wait_ptx(uint32_t n, SH_SITE_ARGS) {
+    SH_HOOK;
+    sh_on_wgmma_wait(g, &site, n);
 }
 static __device__ __noinline__ void shadow_wgmma_operands(SH_SITE_ARGS) {
     SH_HOOK;

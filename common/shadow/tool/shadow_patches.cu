@@ -191,24 +191,28 @@ PATCH shadow_async_reduction(void* ud, uint64_t pc, uint32_t addr, uint32_t bar,
 
 // wgmma: warps is 0 or all lanes; the MMA flagged COMMIT_GROUP closes its
 // group (wgmma.commit_group itself is not reported). In a build with the
-// hooks, the MMA's hook gives its descriptors (W3 too).
+// hooks the whole protocol comes from the hooks, in the PTX's order: a hook
+// is a call, and ptxas moves the machine's fence after the MMA's hook call
+// and serializes the MMAs (a wait after each), which would hide a missing
+// fence or an early hand-back.
 PATCH shadow_wgmma(void* ud, uint64_t pc, uint32_t a, uint32_t a_bytes, uint32_t b, uint32_t b_bytes,
                    uint32_t flags, uint32_t warps) {
     LAUNCH(ud);
-    if (warps && !hooked) sh_on_wgmma_ranges(g, &site, a, a_bytes, b, b_bytes);  // else its hook has it
+    if (hooked) return OK;
+    if (warps) sh_on_wgmma_ranges(g, &site, a, a_bytes, b, b_bytes);
     if (flags & SANITIZER_WARPGROUP_MMA_ASYNC_FLAG_COMMIT_GROUP) sh_on_wgmma_commit(g, &site);
     return OK;
 }
 PATCH shadow_wgmma_wait(void* ud, uint64_t pc, uint32_t groups, uint32_t warps) {
     LAUNCH(ud);
     (void)warps;
-    sh_on_wgmma_wait(g, &site, groups);
+    if (!hooked) sh_on_wgmma_wait(g, &site, groups);
     return OK;
 }
 PATCH shadow_wgmma_fence(void* ud, uint64_t pc, uint32_t warps) {
     LAUNCH(ud);
     (void)warps;
-    sh_on_wgmma_fence(g, &site);
+    if (!hooked) sh_on_wgmma_fence(g, &site);
     return OK;
 }
 

@@ -8,7 +8,9 @@
 //   - the first checked launch allocates the state (state.h); each launch gets
 //     its number and the state as its patches' userdata; a module built with
 //     the wrappers' hooks (-DTUTORIAL_SHADOW) gets the state's address in its
-//     g_shadow_state;
+//     g_shadow_state, at the end of the driver call that loaded it (a driver
+//     call made inside the launch's own callback waits forever on the
+//     driver's lock: the H200 showed it);
 //   - every cuTensorMapEncodeTiled the program calls registers what one copy
 //     through that map moves (the TMA loads' bytes for B3);
 //   - at every synchronization, the report of a broken rule is read, printed
@@ -23,6 +25,11 @@
 //   SHADOW_TOOL_SLOTS     CTA states (default 8192; a CTA whose slot a live one holds goes unchecked)
 //   SHADOW_TOOL_NVDISASM  nvdisasm to place a pc in the source (default: $CUDA_HOME/bin/nvdisasm, else PATH)
 //   SHADOW_TOOL_SUMMARY   a file the summary line is appended to (make check-NN SHADOW=1 reads it)
+//   SHADOW_TOOL_TRACE     "1": one stderr line per module, launch, hand-over and synchronization (a
+//                         run that never ends shows where it stopped)
+//   CUDA_MODULE_LOADING   EAGER (set here if unset): a module must load before its first launch
+//   SHADOW_TOOL_HOOKS     "off": no module gets the state, its hooks stay unfed (a diagnosis: what the
+//                         API alone sees of a hooked build; its waits then look unordered)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -94,9 +101,10 @@ typedef struct {
     int checked;
     char* cubin;  // a copy, for nvdisasm when a report names a pc in it
     size_t cubin_bytes;
-    char* disasm;   // nvdisasm -gi of it, made once, when first needed
-    int state_set;  // g_shadow_state looked for (and written)
-    int hooked;     // built with the wrappers' hooks: it has g_shadow_state
+    char* disasm;  // nvdisasm -gi of it, made once, when first needed
+    CUcontext context;
+    int has_hooks;  // built with the wrappers' hooks: its cubin defines g_shadow_state
+    int hooked;     // ... and the state's address is written there
 } Module;
 
 typedef struct {
@@ -128,7 +136,10 @@ static unsigned g_launches, g_reports, g_slots = 8192;
 static unsigned char* g_map_used;  // host-side occupancy of host_maps (SH_MAP_ENTRIES)
 static PendingMap g_pending[MAX_PENDING_MAPS];
 static int g_npending;
-static int g_exit_registered, g_initialized, g_check_all;
+static int g_exit_registered, g_initialized, g_check_all, g_trace, g_hooks_off;
+static int g_handovers_due, g_in_driver_call;
+
+#define TRACE(...) (g_trace ? (fprintf(stderr, "shadow trace: " __VA_ARGS__), fflush(stderr)) : 0)
 
 typedef CUresult (*ModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
 typedef char* (*Demangle)(const char*, char*, size_t*, int*);
@@ -144,7 +155,10 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
     Module* m = &g_modules[g_nmodules++];
     memset(m, 0, sizeof *m);
     m->module = d->module;
+    m->context = d->context;
     m->checked = g_check_all || tool_has_section(d->pCubin, d->cubinSize, ".debug_line");
+    TRACE("module %d loaded (%zu bytes), %s\n", g_nmodules - 1, d->cubinSize,
+          m->checked ? "checked" : "not checked");
     if (!m->checked) return;
     int have = 0;
     for (int i = 0; i < g_npatched_contexts; ++i) have |= g_patched_contexts[i] == d->context;
@@ -175,6 +189,8 @@ static void module_loaded(const Sanitizer_ResourceModuleData* d) {
         memcpy(m->cubin, d->pCubin, d->cubinSize);
         m->cubin_bytes = d->cubinSize;
     }
+    m->has_hooks = !g_hooks_off && tool_has_symbol(d->pCubin, d->cubinSize, "g_shadow_state");
+    g_handovers_due += m->has_hooks;
 }
 
 // The host_maps table: each map's props at its hash (linear probing, as sh_table_find reads it).
@@ -261,27 +277,50 @@ static void* driver_symbol(const char* name) {
 
 // A module built with the wrappers' hooks has g_shadow_state: it gets the
 // state's address, and its launches are hooked (the hooks give what the API
-// does not: an init's count, an expect_tx's bytes, a wait's parity). A module
-// with the symbol whose state cannot be handed over stops the program: its
-// hooks would feed nothing and its waits would look unordered.
-static void set_module_state(Module* m, Sanitizer_StreamHandle stream) {
-    m->state_set = 1;
+// does not: an init's count, an expect_tx's bytes, a wait's parity). Called at
+// the end of a driver call, outside the driver's lock. A module whose state
+// cannot be handed over stops the program: its hooks would feed nothing and
+// its waits would look unordered.
+static void hand_over(Module* m) {
     static ModuleGetGlobal get;
     if (!get) get = (ModuleGetGlobal)driver_symbol("cuModuleGetGlobal_v2");
     if (!get) {
-        fprintf(stderr, "shadow tool: cuModuleGetGlobal_v2 not found in the CUDA driver: no module's hooks can be fed\n");
-        exit(2);
+        fprintf(
+            stderr,
+            "shadow tool: cuModuleGetGlobal_v2 not found in the CUDA driver: no module's hooks can be fed\n");
+        _exit(2);  // inside a driver callback: exit()'s handlers would call the driver again
     }
     CUdeviceptr at = 0;
     size_t bytes = 0;
-    if (get(&at, &bytes, m->module, "g_shadow_state") != CUDA_SUCCESS) return;  // no hooks: a twin, raw PTX
-    if (bytes != sizeof(void*)) {
-        fprintf(stderr, "shadow tool: g_shadow_state is %zu bytes, not a pointer\n", bytes);
-        exit(2);
+    TRACE("looking for g_shadow_state\n");
+    const CUresult r = get(&at, &bytes, m->module, "g_shadow_state");
+    if (r != CUDA_SUCCESS || bytes != sizeof(void*)) {
+        fprintf(stderr, "shadow tool: the module's g_shadow_state %s: its hooks cannot be fed\n",
+                r != CUDA_SUCCESS ? "is not found by the driver" : "is not a pointer");
+        _exit(2);
     }
-    sanitizerMemcpyHostToDeviceAsync((void*)at, &g_dev, sizeof g_dev, stream);
-    sanitizerStreamSynchronize(stream);
+    TRACE("handing the state to g_shadow_state at 0x%llx\n", (unsigned long long)at);
+    sanitizerMemcpyHostToDeviceAsync((void*)at, &g_dev, sizeof g_dev, NULL);
+    sanitizerStreamSynchronize(NULL);
     m->hooked = 1;
+    TRACE("handed over\n");
+}
+
+// At the end of every driver call: the modules loaded during it that have hooks get the state (allocated
+// first, in the module's context, if no launch has allocated it yet).
+static void driver_call_ended(void) {
+    if (!g_handovers_due || g_in_driver_call) return;
+    g_in_driver_call = 1;  // the driver calls made here end too
+    for (int i = 0; i < g_nmodules; ++i) {
+        Module* m = &g_modules[i];
+        if (!m->checked || !m->has_hooks || m->hooked) continue;
+        if (!g_dev && (g_context || !allocate_state(m->context, NULL))) break;
+        if (m->context == g_context) hand_over(m);
+    }
+    g_handovers_due = 0;
+    for (int i = 0; i < g_nmodules; ++i)
+        g_handovers_due += g_modules[i].checked && g_modules[i].has_hooks && !g_modules[i].hooked;
+    g_in_driver_call = 0;
 }
 
 static Function* function_of(const Sanitizer_LaunchData* l, int module) {
@@ -305,8 +344,17 @@ static void launch_begin(const Sanitizer_LaunchData* l) {
     if (mi < 0 || !g_modules[mi].checked) return;
     if (!g_dev && (g_context || !allocate_state(l->context, l->hStream))) return;
     if (l->context != g_context) return;  // one context is checked: the first
-    if (!g_modules[mi].state_set) set_module_state(&g_modules[mi], l->hStream);
-    function_of(l, mi);
+    if (g_modules[mi].has_hooks && !g_modules[mi].hooked) {
+        // loaded inside this launch: no driver call can be made here to hand the state over
+        fprintf(stderr,
+                "shadow tool: %s's module was loaded inside its launch, where its hooks cannot be given "
+                "the state: run with CUDA_MODULE_LOADING=EAGER\n",
+                l->functionName ? l->functionName : "a kernel");
+        _exit(2);
+    }
+    const Function* f = function_of(l, mi);
+    TRACE("launch %u of %s (module %d, %s)\n", g_launches + 1, f ? f->name : "?", mi,
+          g_modules[mi].hooked ? "hooked" : "unhooked");
     ShLaunch rec;
     rec.g = g_dev;
     rec.seq = ++g_launches;
@@ -438,10 +486,12 @@ static void SANITIZERAPI callback(void* userdata, Sanitizer_CallbackDomain domai
     } else if (domain == SANITIZER_CB_DOMAIN_LAUNCH && cbid == SANITIZER_CBID_LAUNCH_BEGIN) {
         launch_begin((const Sanitizer_LaunchData*)cbdata);
     } else if (domain == SANITIZER_CB_DOMAIN_SYNCHRONIZE) {
+        TRACE("synchronize\n");
         take_report(((const Sanitizer_SynchronizeData*)cbdata)->hStream);
-    } else if (domain == SANITIZER_CB_DOMAIN_DRIVER_API &&
-               cbid == SANITIZER_CBID_DRIVER_API_cuTensorMapEncodeTiled) {
-        map_encoded((const Sanitizer_CallbackData*)cbdata);
+    } else if (domain == SANITIZER_CB_DOMAIN_DRIVER_API) {
+        const Sanitizer_CallbackData* d = (const Sanitizer_CallbackData*)cbdata;
+        if (cbid == SANITIZER_CBID_DRIVER_API_cuTensorMapEncodeTiled) map_encoded(d);
+        if (d->callbackSite == SANITIZER_API_EXIT) driver_call_ended();
     }
 }
 
@@ -458,8 +508,14 @@ int InitializeInjection(void) {
         const size_t at = slash ? (size_t)(slash + 1 - g_patch_file) : 0;
         snprintf(g_patch_file + at, sizeof g_patch_file - at, "shadow_patches.fatbin");
     }
+    // Every module loaded when the context is made, in a driver call of its own, at whose end the hooks'
+    // state is handed over: loaded lazily, a module can load inside its first launch, too late for that.
+    // (The environment that loads the tool sets it too: make's SHADOW_ENV, tools/bugs.py's tool_env.)
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     const char* v = getenv("SHADOW_TOOL_MODULES");
     g_check_all = v && !strcmp(v, "all");
+    g_trace = (v = getenv("SHADOW_TOOL_TRACE")) && v[0] == '1';
+    g_hooks_off = (v = getenv("SHADOW_TOOL_HOOKS")) && !strcmp(v, "off");
     if ((v = getenv("SHADOW_TOOL_SLOTS")) && atoi(v) > 0) g_slots = (unsigned)atoi(v);
     Sanitizer_SubscriberHandle handle;
     const SanitizerResult r = sanitizerSubscribe(&handle, callback, NULL);
@@ -470,8 +526,7 @@ int InitializeInjection(void) {
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_RESOURCE);
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_LAUNCH);
     sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_SYNCHRONIZE);
-    sanitizerEnableCallback(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API,
-                            SANITIZER_CBID_DRIVER_API_cuTensorMapEncodeTiled);
+    sanitizerEnableDomain(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API);  // every call's end: the hand-overs
     return 1;
 }
 

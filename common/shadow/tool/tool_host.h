@@ -32,6 +32,33 @@ static inline int tool_has_section(const char* cubin, size_t bytes, const char* 
     return 0;
 }
 
+// Whether an ELF cubin defines a symbol of this name (its symbol tables): a
+// module built with the wrappers' hooks defines g_shadow_state. Read from the
+// cubin the driver hands over, so no driver call is needed to know it.
+static inline int tool_has_symbol(const char* cubin, size_t bytes, const char* name) {
+    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
+    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+        e->e_ident[EI_CLASS] != ELFCLASS64)
+        return 0;
+    if (e->e_shoff > bytes || (bytes - e->e_shoff) / sizeof(Elf64_Shdr) < e->e_shnum) return 0;
+    const Elf64_Shdr* sh = (const Elf64_Shdr*)(cubin + e->e_shoff);
+    const size_t len = strlen(name);
+    for (unsigned i = 0; i < e->e_shnum; ++i) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= e->e_shnum) continue;
+        const Elf64_Shdr* str = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset > bytes || sh[i].sh_size > bytes - sh[i].sh_offset || str->sh_offset > bytes)
+            continue;
+        const Elf64_Sym* sym = (const Elf64_Sym*)(cubin + sh[i].sh_offset);
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; ++k) {
+            const size_t at = str->sh_offset + sym[k].st_name;
+            if (sym[k].st_shndx != SHN_UNDEF && at < bytes && bytes - at > len &&
+                !memcmp(cubin + at, name, len + 1))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 // Bytes per element of a CUtensorMapDataType (0..12), 0 for the packed
 // sub-byte types (the checker then does not know the map's sizes).
 static inline unsigned tool_elem_bytes(int dtype) {
