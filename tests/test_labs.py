@@ -109,9 +109,8 @@ REFERENCE_RUNS = REPO / "results" / "runs" / "NVIDIA_H200"
 
 
 def saved_run(path):
-    first, _, out = path.read_text().partition("\n")
-    code = int(re.search(r"exit (\d+)$", first)[1])
-    return "".join(ln + "\n" for ln in out.splitlines() if not ln.startswith("# stderr:")), code
+    code, out, _ = contract.recorded_run(path.read_text())
+    return out + "\n", code
 
 
 @pytest.mark.parametrize("step_dir", STEP_DIRS)

@@ -359,7 +359,7 @@ def test_the_protocols_rules_and_mistakes_agree():
 
 
 # ---- the H200's recorded shadow runs -------------------------------------------------
-from contract import with_stderr  # noqa: E402
+from contract import recorded_run  # noqa: E402
 
 # Known gaps, each one named (strict: a sweep that catches one fails here until it leaves the list). The
 # H200 sweep of 2026-11-29 (results/shadow_NVIDIA_H200.md, "under the protocol checker") caught every other
@@ -381,9 +381,8 @@ def test_every_planted_mistake_is_caught_by_the_shadow(step_dir, n):
         f"{step_dir}/bugs/{n}.diff: shadow: {expect}"
     path = H200_RUNS / f"{step_dir}.bug{n}.shadow.txt"
     assert path.is_file(), f"no H200 shadow run of {step_dir}/bugs/{n}.diff: make mutation SHADOW=1 on the H200"
-    head, _, out = path.read_text().partition("\n")
-    code = int(re.search(r"exit (-?\d+)$", head)[1])
-    caught, shown = bugs.judge_shadow(expect, code, with_stderr(out))
+    code, out, err = recorded_run(path.read_text())
+    caught, shown = bugs.judge_shadow(expect, code, out + "\n" + err)
     assert caught, f"{path.name}: {shown}, want {expect}"
 
 
@@ -397,11 +396,9 @@ STALE_FULL_RUN = pytest.mark.xfail(strict=True, reason="09's full-size shadow re
 def test_no_false_alarm_in_the_recorded_shadow_runs(step_dir):
     path = H200_RUNS / f"{step_dir}.shadow.txt"
     assert path.is_file(), f"no H200 run of {step_dir}'s shadow build: make shadow FULL=1 on the H200"
-    head, _, out = path.read_text().partition("\n")
-    code = int(re.search(r"exit (-?\d+)$", head)[1])
-    stdout = "\n".join(ln for ln in out.splitlines() if not ln.startswith("# stderr:"))
+    code, stdout, err = recorded_run(path.read_text())
     v = evaluate(load_step(step_dir), stdout, code, (REPO / step_dir / "expected_output.txt").read_text(), shadow=True)
-    assert v.status == "PASS" and not bugs.shadow_rules(with_stderr(out)), f"{path.name}: {v.problems[:3]}"
+    assert v.status == "PASS" and not bugs.shadow_rules(stdout + "\n" + err), f"{path.name}: {v.problems[:3]}"
 
 
 def test_a_partial_sweep_keeps_the_other_rows_of_its_table():

@@ -53,6 +53,20 @@ SHADOW_DEFINE = "-DTUTORIAL_SHADOW"
 # Waits in a planted copy give up after 2 s (10 s by default): a mistake that
 # hangs is reported sooner, and --quick's waits take far less even when slow.
 PLANTED_TIMEOUT_FLAG = "-DMBAR_TIMEOUT_NS=2000000000ull"
+
+
+def make_nvcc() -> str:
+    """The compiler and the normal build's flags, as make last wrote them (build/flags.txt)."""
+    flags = REPO / "build" / "flags.txt"
+    return "nvcc " + (flags.read_text().strip() if flags.is_file() else "")
+
+
+def twin_flags() -> str:
+    """The twins' extra flags (the Makefile's TWIN_FLAGS), with CuTe's headers from .venv."""
+    cute = sorted((REPO / ".venv").glob("lib/python3*/site-packages/cutlass_library/source/include"))[:1]
+    return "--expt-relaxed-constexpr" + "".join(f" -isystem {p}" for p in cute)
+
+
 # The protocol checker's tool (make shadow-tool), which a shadow run loads: without it the hooks do nothing.
 TOOL_LIB = REPO / "build" / "shadow_tool" / "libshadow_tool.so"
 

@@ -163,6 +163,15 @@ def with_stderr(recorded: str) -> str:
     return "\n".join(ln[len("# stderr: "):] if ln.startswith("# stderr: ") else ln for ln in recorded.splitlines())
 
 
+def recorded_run(recorded: str) -> tuple[int, str, str]:
+    """A run recorded by tools/bench.py's record_run (results/runs/): its exit code, its stdout, and its
+    stderr (the lines it keeps as "# stderr: ...")."""
+    head, _, body = recorded.partition("\n")
+    out = [ln for ln in body.splitlines() if not ln.startswith("# stderr: ")]
+    err = [ln[len("# stderr: "):] for ln in body.splitlines() if ln.startswith("# stderr: ")]
+    return int(re.search(r"exit (-?\d+)$", head)[1]), "\n".join(out), "\n".join(err)
+
+
 def tool_env(lib: pathlib.Path) -> dict[str, str]:
     """The environment that loads the checker's tool (lib) into a program: CUDA_INJECTION64_PATH, and every
     module loaded eagerly, before its first launch, so that the tool can hand a hooked build its state."""

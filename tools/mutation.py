@@ -227,10 +227,9 @@ def main() -> int:
                     help="build the gpu: defects' planted programs this many at a time, each in its own copy")
     ap.add_argument("--build-only", action="store_true", help="only build them (a machine without a GPU)")
     ap.add_argument("--prebuilt", action="store_true", help="run the planted programs in build/mutation/, build none")
-    flags = REPO / "build" / "flags.txt"  # the Makefile's flags (make writes them)
-    ap.add_argument("--nvcc", default="nvcc " + (flags.read_text().strip() if flags.is_file() else ""),
+    ap.add_argument("--nvcc", default=bugs.make_nvcc(),
                     help="the compiler and the normal build's flags (the Makefile passes them)")
-    ap.add_argument("--twin-flags", default="", help="the twins' extra flags (the Makefile's TWIN_FLAGS)")
+    ap.add_argument("--twin-flags", default=bugs.twin_flags(), help="the twins' extra flags (the Makefile's TWIN_FLAGS)")
     a = ap.parse_args()
     try:
         planted = defects()

@@ -64,7 +64,7 @@ import bugs  # noqa: E402
 import mutation  # noqa: E402
 from bench import record_run, run_dir, step_link  # noqa: E402
 from checker import evaluate, load_step  # noqa: E402
-from contract import GPU_RE, REPO, RESULTS, checked_verdict, gpu_slug, step_dirs  # noqa: E402
+from contract import GPU_RE, REPO, RESULTS, checked_verdict, gpu_slug, recorded_run, step_dirs  # noqa: E402
 
 SWEEP = REPO / "build" / "shadow_sweep"
 TOOL_LIB, SUMMARY = bugs.TOOL_LIB, bugs.TOOL_SUMMARY
@@ -198,14 +198,6 @@ def sweep_step(a) -> int:
     return worst
 
 
-def recorded_run(path: pathlib.Path) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of a run recorded by record_run (stderr lines kept as "# stderr: ")."""
-    head, _, body = path.read_text().partition("\n")
-    out = [ln for ln in body.splitlines() if not ln.startswith("# stderr: ")]
-    err = [ln[len("# stderr: "):] for ln in body.splitlines() if ln.startswith("# stderr: ")]
-    return int(re.search(r"exit (-?\d+)$", head)[1]), "\n".join(out), "\n".join(err)
-
-
 def sweep_bugs(a) -> tuple[list[str], bool, str]:
     planted = planted_mistakes(a.only)
     if not a.from_records:
@@ -223,7 +215,7 @@ def sweep_bugs(a) -> tuple[list[str], bool, str]:
                 rows.append(f"| `{p.label}` | {p.expect} | not run: no record {path.name} | | |")
                 ok = False
                 continue
-            code, out, err = recorded_run(path)
+            code, out, err = recorded_run(path.read_text())
         elif p.error or p.binary is None:
             rows.append(f"| `{p.label}` | {p.expect} | STALE: {p.error.splitlines()[0] if p.error else 'no binary'} | | |")
             ok = False
@@ -429,8 +421,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="only the steps or mistakes whose name contains one of these (a,b,c)")
     ap.add_argument("--full", action="store_true", help="correct: also the full-size runs")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--nvcc", default="nvcc " + (REPO / "build" / "flags.txt").read_text().strip()
-                    if (REPO / "build" / "flags.txt").is_file() else "nvcc",
+    ap.add_argument("--nvcc", default=bugs.make_nvcc(),
                     help="the compiler and the normal build's flags (the Makefile passes them)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--runs", type=int, default=1, help="correct --full: full-size runs of each program")
@@ -438,9 +429,7 @@ def main() -> int:
     ap.add_argument("--rebuild", action="store_true", help="bugs: build every planted copy here, none carried")
     ap.add_argument("--from-records", default="", metavar="GPU",
                     help="bugs: no run; the table from the runs recorded on GPU (e.g. 'NVIDIA H200')")
-    ap.add_argument("--twin-flags", default="--expt-relaxed-constexpr -isystem " + " ".join(
-        str(p) for p in sorted((REPO / ".venv").glob("lib/python3*/site-packages/cutlass_library/source/include"))[:1]),
-        help="the twins' extra flags (the Makefile's TWIN_FLAGS)")
+    ap.add_argument("--twin-flags", default=bugs.twin_flags(), help="the twins' extra flags (the Makefile's TWIN_FLAGS)")
     a = ap.parse_args()
     if a.what == "step":
         return sweep_step(a)

@@ -1673,30 +1673,22 @@ SH_INL uint32_t sh_desc_swizzle(unsigned long long desc) {
     return layout == 1 ? 3u : layout == 2 ? 2u : layout == 3 ? 1u : 0u;
 }
 
-// W1: a wgmma.fence since the accumulators were last the threads'. 1: fenced.
-SH_FN int sh_mma_fenced(const ShCtx* c) {
-    const ShThread* me = sh_me(c);
-    if (me->wg_fenced) return 1;
-    ShMsg m;
-    sh_init_msg(&m);
-    sh_s(&m,
-         "wgmma.mma_async with no wgmma.fence since this warpgroup's accumulators were last the "
-         "threads' (");
-    sh_s(&m, me->wg_committed ? "after wgmma.wait_group" : "the kernel's start");
-    sh_s(&m, "): the tensor cores may read registers the threads have not finished with");
-    sh_report(c, SH_W1, &m);
-    return 0;
-}
-
-// An MMA's operands: the tiles it reads must have landed (A4), in the swizzle
-// its descriptors name (W3); they stay read until its group is waited for.
-SH_FN void sh_mma_operands(const ShCtx* c, unsigned long long desc_a, unsigned long long desc_b,
-                           uint32_t a_rows, uint32_t b_rows) {
+SH_FN void sh_mma(const ShCtx* c, unsigned long long desc_a, unsigned long long desc_b, uint32_t a_rows,
+                  uint32_t b_rows) {
     ShThread* me = sh_me(c);
     const int leader = c->tid % 128 == 0;
     ShWg* g = &c->cta->wgs[c->tid / 128 % SH_WGS];
     ShMsg m;
     sh_init_msg(&m);
+    if (!me->wg_fenced) {
+        sh_s(&m,
+             "wgmma.mma_async with no wgmma.fence since this warpgroup's accumulators were last the "
+             "threads' (");
+        sh_s(&m, me->wg_committed ? "after wgmma.wait_group" : "the kernel's start");
+        sh_s(&m, "): the tensor cores may read registers the threads have not finished with");
+        sh_report(c, SH_W1, &m);
+        return;
+    }
     const unsigned long long desc[2] = {desc_a, desc_b};
     const uint32_t rows[2] = {a_rows, b_rows};
     for (int k = 0; k < 2; ++k) {
@@ -1745,12 +1737,6 @@ SH_FN void sh_mma_operands(const ShCtx* c, unsigned long long desc_a, unsigned l
         SH_ST(g->used, 1u);
         SH_ST(c->cta->wgmma_used, 1u);
     }
-}
-
-// One MMA as the machine issues it: fenced (W1), then its operands.
-SH_FN void sh_mma(const ShCtx* c, unsigned long long desc_a, unsigned long long desc_b, uint32_t a_rows,
-                  uint32_t b_rows) {
-    if (sh_mma_fenced(c)) sh_mma_operands(c, desc_a, desc_b, a_rows, b_rows);
 }
 
 SH_FN void sh_wg_commit(const ShCtx* c) {

@@ -11,24 +11,35 @@
 
 #include "common/shadow/state.h"
 
+// An ELF64 cubin's section headers (and their count), or NULL if the bytes
+// are no such ELF or its table lies outside them.
+static inline const Elf64_Shdr* tool_sections(const char* cubin, size_t bytes, unsigned* n) {
+    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
+    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+        e->e_ident[EI_CLASS] != ELFCLASS64)
+        return NULL;
+    if (e->e_shoff > bytes || (bytes - e->e_shoff) / sizeof(Elf64_Shdr) < e->e_shnum) return NULL;
+    *n = e->e_shnum;
+    return (const Elf64_Shdr*)(cubin + e->e_shoff);
+}
+
+// Whether the string at offset `at` of the cubin is `name`, whole.
+static inline int tool_name_is(const char* cubin, size_t bytes, size_t at, const char* name) {
+    const size_t len = strlen(name);
+    return at < bytes && bytes - at > len && !memcmp(cubin + at, name, len + 1);
+}
+
 // Whether an ELF cubin has a section of this name. A module built with
 // -lineinfo (or -G) has .debug_line: the Makefile builds every step, twin,
 // lab and experiment so, and the libraries' cubins (cuBLAS) have none: that is
 // how the tool tells the program's modules, which it checks, from theirs.
 static inline int tool_has_section(const char* cubin, size_t bytes, const char* name) {
-    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
-    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
-        e->e_ident[EI_CLASS] != ELFCLASS64)
-        return 0;
-    if (e->e_shoff > bytes || (bytes - e->e_shoff) / sizeof(Elf64_Shdr) < e->e_shnum ||
-        e->e_shstrndx >= e->e_shnum)
-        return 0;
-    const Elf64_Shdr* sh = (const Elf64_Shdr*)(cubin + e->e_shoff);
-    const size_t strings = sh[e->e_shstrndx].sh_offset, len = strlen(name);
-    for (unsigned i = 0; i < e->e_shnum; ++i) {
-        const size_t at = strings + sh[i].sh_name;
-        if (at < bytes && bytes - at > len && !memcmp(cubin + at, name, len + 1)) return 1;
-    }
+    unsigned n = 0;
+    const Elf64_Shdr* sh = tool_sections(cubin, bytes, &n);
+    const unsigned strings = sh ? ((const Elf64_Ehdr*)cubin)->e_shstrndx : 0;
+    if (!sh || strings >= n) return 0;
+    for (unsigned i = 0; i < n; ++i)
+        if (tool_name_is(cubin, bytes, sh[strings].sh_offset + sh[i].sh_name, name)) return 1;
     return 0;
 }
 
@@ -36,25 +47,16 @@ static inline int tool_has_section(const char* cubin, size_t bytes, const char* 
 // module built with the wrappers' hooks defines g_shadow_state. Read from the
 // cubin the driver hands over, so no driver call is needed to know it.
 static inline int tool_has_symbol(const char* cubin, size_t bytes, const char* name) {
-    const Elf64_Ehdr* e = (const Elf64_Ehdr*)cubin;
-    if (!cubin || bytes < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
-        e->e_ident[EI_CLASS] != ELFCLASS64)
-        return 0;
-    if (e->e_shoff > bytes || (bytes - e->e_shoff) / sizeof(Elf64_Shdr) < e->e_shnum) return 0;
-    const Elf64_Shdr* sh = (const Elf64_Shdr*)(cubin + e->e_shoff);
-    const size_t len = strlen(name);
-    for (unsigned i = 0; i < e->e_shnum; ++i) {
-        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= e->e_shnum) continue;
-        const Elf64_Shdr* str = &sh[sh[i].sh_link];
-        if (sh[i].sh_offset > bytes || sh[i].sh_size > bytes - sh[i].sh_offset || str->sh_offset > bytes)
-            continue;
+    unsigned n = 0;
+    const Elf64_Shdr* sh = tool_sections(cubin, bytes, &n);
+    for (unsigned i = 0; sh && i < n; ++i) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= n) continue;
+        if (sh[i].sh_offset > bytes || sh[i].sh_size > bytes - sh[i].sh_offset) continue;
         const Elf64_Sym* sym = (const Elf64_Sym*)(cubin + sh[i].sh_offset);
-        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; ++k) {
-            const size_t at = str->sh_offset + sym[k].st_name;
-            if (sym[k].st_shndx != SHN_UNDEF && at < bytes && bytes - at > len &&
-                !memcmp(cubin + at, name, len + 1))
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; ++k)
+            if (sym[k].st_shndx != SHN_UNDEF &&
+                tool_name_is(cubin, bytes, sh[sh[i].sh_link].sh_offset + sym[k].st_name, name))
                 return 1;
-        }
     }
     return 0;
 }
